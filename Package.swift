@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Relay: a file-based, agent-native workspace engine. Modules by layer; lower layers never
+// import higher ones (see docs/modules/README.md). Dependencies are chosen for cost: CI
+// builds from a clean clone on two cores every time.
+let package = Package(
+    name: "Relay",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "relay", targets: ["relay"]),
+        .library(name: "WorkspaceCore", targets: ["WorkspaceCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks).
+        .target(name: "CRelaySystem"),
+        .target(
+            name: "WorkspaceCore",
+            dependencies: [
+                "CRelaySystem",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "relay",
+            dependencies: [
+                "WorkspaceCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A test tool, not shipped: loops the WorkspaceCore primitives so integration tests can
+        // kill -9 a process in the middle of a write and hammer the lock from many processes.
+        .executableTarget(
+            name: "relay-stress",
+            dependencies: ["WorkspaceCore"],
+            path: "Tests/Helpers/relay-stress"
+        ),
+        .testTarget(
+            name: "WorkspaceCoreTests",
+            dependencies: ["WorkspaceCore"]
+        ),
+        .testTarget(
+            name: "RelayIntegrationTests",
+            dependencies: ["WorkspaceCore", "relay", "relay-stress"]
+        ),
+    ]
+)

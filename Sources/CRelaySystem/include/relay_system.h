@@ -1,0 +1,26 @@
+// The Linux calls Swift's Glibc module does not expose (they sit behind _GNU_SOURCE or are
+// reached only through the variadic syscall()). Nothing else lives here; WorkspaceCore's
+// Internals/Syscalls.swift is the only caller.
+#ifndef RELAY_SYSTEM_H
+#define RELAY_SYSTEM_H
+
+#include <stdint.h>
+
+/// renameat2(2). flags: RELAY_RENAME_NOREPLACE or RELAY_RENAME_EXCHANGE. Returns 0 or -1 with errno.
+int relay_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+#define RELAY_RENAME_NOREPLACE 1u
+#define RELAY_RENAME_EXCHANGE 2u
+
+/// An exclusive (write) open-file-description lock over the whole file: fcntl(F_OFD_SETLK)
+/// or, when wait != 0, fcntl(F_OFD_SETLKW). Returns 0 or -1 with errno (EAGAIN when held).
+int relay_ofd_lock_exclusive(int fd, int wait);
+
+/// Releases an OFD lock taken by relay_ofd_lock_exclusive: fcntl(F_OFD_SETLK, F_UNLCK).
+int relay_ofd_unlock(int fd);
+
+/// fcntl(F_OFD_GETLK): 1 if another open file description holds a conflicting lock, 0 if not,
+/// -1 with errno on failure.
+int relay_ofd_is_locked(int fd);
+
+#endif

@@ -1,0 +1,165 @@
+import Glibc
+import Logging
+
+extension Workspace {
+    /// The object store of this workspace.
+    public var objects: ObjectStore { ObjectStore(folder: layout.objects, durable: durable) }
+
+    /// The lock-file key of a resolved path: the first 32 hex digits of the SHA-256 of its
+    /// relative path. Temporary files carry the same key, so a leftover one leads to its lock.
+    static func lockKey(_ relative: String) -> String { String(ContentHash(of: relative).hex.prefix(32)) }
+
+    func lockFile(key: String) -> String { layout.locks + "/" + key }
+
+    /// Runs `body` holding the coordinated-write lock of `path`, after undoing whatever a
+    /// holder that died (kill -9, power loss) left half done.
+    func coordinated<T>(_ path: ResolvedPath, _ body: (CoordinatedLock) throws -> T) throws -> T {
+        let key = Self.lockKey(path.relative)
+        let lock = try CoordinatedLock.acquire(lockFile: lockFile(key: key), label: path.relative, timeout: lockTimeout)
+        defer { lock.release() }
+        recoverInterrupted(lock, path: path)
+        return try body(lock)
+    }
+
+    private func recoverInterrupted(_ lock: CoordinatedLock, path: ResolvedPath) {
+        guard let intent = lock.pendingIntent() else { return }
+        switch intent {
+        case .temporary(let name):
+            let leftover = path.parentAbsolute + "/" + name
+            if case .success = Syscall.unlink(leftover) {
+                logger.info("removed a temporary file left by an interrupted writer", metadata: ["relay.path": "\(path.relative)", "relay.temporary": "\(name)"])
+            }
+        case .append(let inode, let start, let length):
+            guard let identity = try? FileSnapshot.identity(path.absolute, displayPath: path.relative),
+                  identity.inode == inode, identity.size > start, identity.size < start + length,
+                  case .success(let fd) = Syscall.open(path.absolute, O_WRONLY | O_NOFOLLOW)
+            else { break }
+            _ = Syscall.ftruncate(fd, start)
+            if durable { _ = Syscall.fsync(fd) }
+            Syscall.close(fd)
+            logger.notice("cut back an append torn by an interrupted writer", metadata: ["relay.path": "\(path.relative)", "relay.offset": "\(start)"])
+        }
+        lock.clearIntent()
+    }
+
+    /// Creates the missing folders of `path` (each one a plain folder, inside the sandbox).
+    func createParentFolders(of path: ResolvedPath) throws {
+        let components = path.relative.split(separator: "/").dropLast()
+        var prefix = ""
+        for component in components {
+            prefix += (prefix.isEmpty ? "" : "/") + component
+            let absolute = layout.absolute(prefix)
+            switch Syscall.mkdir(absolute) {
+            case .success, .failure(.fileExists): break
+            case .failure(let errno): throw WorkspaceError.system(errno, "create folder", path: prefix)
+            }
+            let info = try Syscall.lstat(absolute).orThrow("stat", path: prefix)
+            guard FileKind(info.st_mode) == .directory else {
+                throw WorkspaceError(.notADirectory, "\(path.relative): '\(prefix)' is a file where a folder is expected", path: path.relative)
+            }
+        }
+    }
+
+    /// A new file next to `path`, holding `bytes`, flushed to disk when durable.
+    struct Temporary {
+        var absolute: String
+        var name: String
+        var identity: FileIdentity
+        var hash: ContentHash
+        var size: Int
+    }
+
+    func writeTemporary(for path: ResolvedPath, bytes: [UInt8], permissions: mode_t?, lock: CoordinatedLock) throws -> Temporary {
+        let name = WorkspaceLayout.temporaryPrefix + Self.lockKey(path.relative) + "-" + randomSuffix()
+        let absolute = path.parentAbsolute + "/" + name
+        try lock.recordIntent(.temporary(name: name), durable: false)
+        let fd = try Syscall.open(absolute, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).orThrow("create temporary file", path: path.relative)
+        do {
+            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: path.relative) }
+            if let permissions { try Syscall.fchmod(fd, permissions).orThrow("chmod", path: path.relative) }
+            if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) }
+            let identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: path.relative))
+            Syscall.close(fd)
+            return Temporary(absolute: absolute, name: name, identity: identity, hash: ContentHash(of: bytes), size: bytes.count)
+        } catch {
+            Syscall.close(fd)
+            _ = Syscall.unlink(absolute)
+            throw error
+        }
+    }
+
+    /// What `install` moved out of the way.
+    enum Displaced {
+        /// The previous file, now at this path (the temporary's name), to be archived.
+        case file(String)
+        /// The previous content, read before a plain rename on a file system without
+        /// `RENAME_EXCHANGE`.
+        case snapshot(FileSnapshot)
+    }
+
+    /// Puts the temporary file in place of `path` atomically. `renameat2(RENAME_EXCHANGE)`
+    /// swaps the two names in one step, so the displaced file is exactly what the target was
+    /// at that instant — a person's save an instant earlier is not lost but handed back.
+    func install(_ temporary: Temporary, at path: ResolvedPath) throws -> Displaced? {
+        var displaced: Displaced?
+        switch Syscall.renameNoReplace(temporary.absolute, path.absolute) {
+        case .success:
+            displaced = nil
+        case .failure(.fileExists):
+            switch Syscall.exchange(temporary.absolute, path.absolute) {
+            case .success:
+                displaced = .file(temporary.absolute)
+            case .failure(.invalidArgument), .failure(.notSupported), .failure(.noFunction):
+                displaced = try plainRename(temporary, at: path)
+            case .failure(let errno):
+                throw WorkspaceError.system(errno, "replace", path: path.relative)
+            }
+        case .failure(.invalidArgument), .failure(.notSupported), .failure(.noFunction):
+            displaced = try plainRename(temporary, at: path)
+        case .failure(let errno):
+            _ = Syscall.unlink(temporary.absolute)
+            throw WorkspaceError.system(errno, "replace", path: path.relative)
+        }
+        if durable { try syncFolder(path.parentAbsolute) }
+        return displaced
+    }
+
+    private func plainRename(_ temporary: Temporary, at path: ResolvedPath) throws -> Displaced? {
+        let previous = try FileSnapshot.read(path.absolute, displayPath: path.relative)
+        try Syscall.rename(temporary.absolute, path.absolute).orThrow("rename", path: path.relative)
+        return previous.map { .snapshot($0) }
+    }
+
+    /// Reads what `install` displaced (nil when the file was new).
+    func read(_ displaced: Displaced?, path: ResolvedPath) throws -> FileSnapshot? {
+        switch displaced {
+        case nil: return nil
+        case .snapshot(let snapshot): return snapshot
+        case .file(let absolute): return try FileSnapshot.read(absolute, displayPath: path.relative)
+        }
+    }
+
+    /// Keeps a displaced version in the object store and records the replacement in the
+    /// path's history; removes the displaced file. Clears the lock's intent record.
+    func archive(_ displaced: Displaced?, snapshot: FileSnapshot?, installed: Temporary, path: ResolvedPath,
+                 operation: String, lock: CoordinatedLock) throws {
+        var stored = false
+        if let snapshot {
+            if snapshot.bytes.count <= maximumArchivedSize {
+                switch displaced {
+                case .file(let absolute): try objects.adopt(absolute, hash: snapshot.hash)
+                default: try objects.store(snapshot.bytes)
+                }
+                stored = true
+            } else if case .file(let absolute) = displaced {
+                _ = Syscall.unlink(absolute)
+            }
+        }
+        lock.clearIntent()
+        let record = VersionRecord(
+            timeNanoseconds: Syscall.nowNanoseconds(), path: path.relative, operation: operation,
+            replaced: snapshot?.hash, replacedSize: snapshot?.bytes.count, replacedStored: stored,
+            installed: installed.hash, installedSize: installed.size)
+        try appendHistory(record, key: Self.lockKey(path.relative))
+    }
+}

@@ -1,0 +1,57 @@
+import Glibc
+
+extension Workspace {
+    /// One entry of a listing.
+    public struct Entry: Sendable, Equatable, Codable {
+        public enum Kind: String, Sendable, Codable { case file, folder, symlink, other }
+        /// Relative to the workspace root.
+        public var path: String
+        public var kind: Kind
+        public var size: Int
+        /// Modification time, nanoseconds since 1970.
+        public var modifiedNanoseconds: Int64
+    }
+
+    /// The entries of a folder (or the one file `path` names), sorted by path. Relay's own
+    /// state (`.relay/`) and temporary files are never listed; symbolic links are listed, not
+    /// followed, when `recursive`.
+    public func list(_ path: String = ".", recursive: Bool = false) throws -> [Entry] {
+        let target: ResolvedPath
+        if path == "." || path.isEmpty {
+            target = ResolvedPath(relative: "", absolute: root, exists: true)
+        } else {
+            target = try resolve(path)
+        }
+        let info = try Syscall.lstat(target.absolute).orThrow("stat", path: target.description)
+        guard FileKind(info.st_mode) == .directory else {
+            return [Self.entry(target.relative, info)]
+        }
+        var entries: [Entry] = []
+        var folders = [target.relative]
+        while let folder = folders.popLast() {
+            let absolute = layout.absolute(folder)
+            let names = try Syscall.listDirectory(absolute).orThrow("list", path: folder.isEmpty ? "." : folder)
+            for name in names {
+                if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
+                if WorkspaceLayout.isTemporaryName(name) { continue }
+                let relative = folder.isEmpty ? name : folder + "/" + name
+                guard case .success(let child) = Syscall.lstat(layout.absolute(relative)) else { continue }
+                let entry = Self.entry(relative, child)
+                entries.append(entry)
+                if recursive && entry.kind == .folder { folders.append(relative) }
+            }
+        }
+        return entries.sorted { $0.path < $1.path }
+    }
+
+    static func entry(_ relative: String, _ info: stat) -> Entry {
+        let kind: Entry.Kind
+        switch FileKind(info.st_mode) {
+        case .regular: kind = .file
+        case .directory: kind = .folder
+        case .symlink: kind = .symlink
+        case .other: kind = .other
+        }
+        return Entry(path: relative, kind: kind, size: Int(info.st_size), modifiedNanoseconds: FileIdentity(info).modifiedNanoseconds)
+    }
+}

@@ -1,0 +1,104 @@
+extension Workspace {
+    /// Read-modify-write under the coordinated lock that also survives a person's editor,
+    /// which takes no lock.
+    ///
+    /// `transform` gets the current bytes (nil when the file does not exist) and returns the
+    /// new bytes. Just before replacing, the file is checked to still be what was read
+    /// (inode, size, times and SHA-256); if it is not, `transform` runs again on the new
+    /// content. The replacement itself is an exchange of names, so a save that lands in the
+    /// instant between the check and the swap is handed back, kept in the store, and
+    /// `transform` runs once more on it. `transform` may therefore run several times and
+    /// must not have side effects.
+    ///
+    /// For example:
+    /// ```swift
+    /// try workspace.update("counter.txt") { old in
+    ///     let n = Int(String(decoding: old ?? [], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    ///     return Array("\(n + 1)\n".utf8)
+    /// }
+    /// ```
+    /// - throws: whatever `transform` throws (nothing is changed then), or `WorkspaceError`
+    ///   `.tooManyConcurrentChanges` after `maximumAttempts` rounds of interference.
+    @discardableResult
+    public func update(
+        _ path: String, operation: String = "update", maximumAttempts: Int = 25,
+        _ transform: ([UInt8]?) throws -> [UInt8]
+    ) throws -> WriteResult {
+        let target = try resolve(path)
+        return try coordinated(target) { lock in
+            try createParentFolders(of: target)
+            // `input` is what the next round transforms; `expected` is what must be at the
+            // path when we swap. They differ only after a save was handed back by the swap:
+            // then the path holds our own previous attempt.
+            var input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+            var expected: Expected? = input.map(Expected.init)
+            var ours: Set<ContentHash> = []
+            for attempt in 1...max(1, maximumAttempts) {
+                let newBytes = try transform(input?.bytes)
+                let permissions = input?.identity.permissions
+                let temporary = try writeTemporary(for: target, bytes: newBytes, permissions: permissions, lock: lock)
+
+                let current = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                guard Expected.matches(current, expected) else {
+                    _ = Syscall.unlink(temporary.absolute)
+                    lock.clearIntent()
+                    logger.debug("file changed while updating; transforming again", metadata: ["relay.path": "\(target.relative)"])
+                    input = current
+                    expected = current.map(Expected.init)
+                    continue
+                }
+                let displaced = try install(temporary, at: target)
+                let previous = try read(displaced, path: target)
+                if Expected.matches(previous, expected) {
+                    let kept = previous.flatMap { ours.contains($0.hash) ? nil : $0 }
+                    try archive(kept == nil ? discard(displaced) : displaced, snapshot: kept, installed: temporary,
+                                path: target, operation: operation, lock: lock)
+                    return WriteResult(path: target.relative, hash: temporary.hash, size: temporary.size,
+                                       replaced: previous?.hash, attempts: attempt)
+                }
+                // Somebody saved between the check and the swap. Their version is what we
+                // displaced: keep it, then build on it, against our own file now in place.
+                logger.info("a save landed during an update; rebuilding on it", metadata: ["relay.path": "\(target.relative)"])
+                try archive(displaced, snapshot: previous, installed: temporary, path: target, operation: operation + "-interrupted", lock: lock)
+                ours.insert(temporary.hash)
+                input = previous
+                expected = Expected(identity: temporary.identity, hash: temporary.hash)
+            }
+            throw WorkspaceError(
+                .tooManyConcurrentChanges,
+                "\(target.relative): changed by someone else \(maximumAttempts) times while updating; gave up without writing",
+                path: target.relative)
+        }
+    }
+
+    /// Removes a displaced file that needs no archiving (our own earlier attempt).
+    private func discard(_ displaced: Displaced?) -> Displaced? {
+        if case .file(let absolute) = displaced { _ = Syscall.unlink(absolute) }
+        return nil
+    }
+}
+
+/// What an update expects to find at its path: a file with this identity and hash.
+private struct Expected {
+    var identity: FileIdentity
+    var hash: ContentHash
+
+    init(identity: FileIdentity, hash: ContentHash) {
+        self.identity = identity
+        self.hash = hash
+    }
+
+    init(_ snapshot: FileSnapshot) { self.init(identity: snapshot.identity, hash: snapshot.hash) }
+
+    /// Same file, same bytes. The change time is left out: a rename (ours) moves it.
+    static func matches(_ snapshot: FileSnapshot?, _ expected: Expected?) -> Bool {
+        switch (snapshot, expected) {
+        case (nil, nil): return true
+        case (let snapshot?, let expected?):
+            let a = snapshot.identity, b = expected.identity
+            return a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modifiedNanoseconds == b.modifiedNanoseconds && snapshot.hash == expected.hash
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,213 @@
+// Every system call WorkspaceCore makes is made here, and only here. Each wrapper retries
+// EINTR and returns a typed `Errno`; callers turn that into a `WorkspaceError` that names the
+// file. The shape follows swift-system's Internals/Syscalls.swift.
+
+import CRelaySystem
+import Glibc
+import SystemPackage
+
+enum Syscall {
+    /// Runs `body` until it stops failing with EINTR; -1 becomes the current errno.
+    @inline(__always)
+    private static func retrying<I: FixedWidthInteger>(_ body: () -> I) -> Result<I, Errno> {
+        while true {
+            let value = body()
+            if value != -1 { return .success(value) }
+            let code = errno
+            if code != EINTR { return .failure(Errno(rawValue: code)) }
+        }
+    }
+
+    /// The corresponding C function is `open`. O_CLOEXEC is always added.
+    static func open(_ path: String, _ flags: CInt, mode: mode_t = 0o644) -> Result<CInt, Errno> {
+        retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// The corresponding C function is `close`. EINTR is not retried (Linux closes anyway).
+    static func close(_ fd: CInt) {
+        _ = Glibc.close(fd)
+    }
+
+    /// The corresponding C function is `read`, looped until end of file.
+    static func readAll(_ fd: CInt) -> Result<[UInt8], Errno> {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { buffer in
+                retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(0): return .success(result)
+            case .success(let count): result.append(contentsOf: chunk[0..<count])
+            }
+        }
+    }
+
+    /// The corresponding C function is `pread`, for one exact range (short at end of file).
+    static func pread(_ fd: CInt, count: Int, offset: Int) -> Result<[UInt8], Errno> {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retrying { Glibc.pread(fd, raw.baseAddress! + filled, count - filled, off_t(offset + filled)) }
+            }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(0): return .success(Array(buffer[0..<filled]))
+            case .success(let got): filled += got
+            }
+        }
+        return .success(buffer)
+    }
+
+    /// The corresponding C function is `write`, looped until every byte is written.
+    static func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+        var offset = 0
+        while offset < bytes.count {
+            let n = retrying { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(let written): offset += written
+            }
+        }
+        return .success(())
+    }
+
+    /// The corresponding C function is `pwrite`, looped until every byte is written.
+    static func pwriteAll(_ fd: CInt, _ bytes: [UInt8], offset: Int) -> Result<Void, Errno> {
+        bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = retrying { Glibc.pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
+                switch n {
+                case .failure(let error): return .failure(error)
+                case .success(let written): done += written
+                }
+            }
+            return .success(())
+        }
+    }
+
+    /// The corresponding C function is `fsync`.
+    static func fsync(_ fd: CInt) -> Result<Void, Errno> {
+        retrying { Glibc.fsync(fd) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `ftruncate`.
+    static func ftruncate(_ fd: CInt, _ length: Int) -> Result<Void, Errno> {
+        retrying { Glibc.ftruncate(fd, off_t(length)) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `fchmod`.
+    static func fchmod(_ fd: CInt, _ mode: mode_t) -> Result<Void, Errno> {
+        retrying { Glibc.fchmod(fd, mode) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `fstat`.
+    static func fstat(_ fd: CInt) -> Result<Glibc.stat, Errno> {
+        var info = Glibc.stat()
+        return retrying { Glibc.fstat(fd, &info) }.map { _ in info }
+    }
+
+    /// The corresponding C function is `lstat` (does not follow a final symbolic link).
+    static func lstat(_ path: String) -> Result<Glibc.stat, Errno> {
+        var info = Glibc.stat()
+        return retrying { Glibc.lstat(path, &info) }.map { _ in info }
+    }
+
+    /// The corresponding C function is `readlink`.
+    static func readlink(_ path: String) -> Result<String, Errno> {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        return retrying { Glibc.readlink(path, &buffer, buffer.count - 1) }.map { count in
+            String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// The corresponding C function is `realpath`.
+    static func realpath(_ path: String) -> Result<String, Errno> {
+        guard let resolved = Glibc.realpath(path, nil) else { return .failure(Errno(rawValue: errno)) }
+        defer { free(resolved) }
+        return .success(String(cString: resolved))
+    }
+
+    /// The corresponding C function is `mkdir`.
+    static func mkdir(_ path: String, mode: mode_t = 0o755) -> Result<Void, Errno> {
+        retrying { Glibc.mkdir(path, mode) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `unlink`.
+    static func unlink(_ path: String) -> Result<Void, Errno> {
+        retrying { Glibc.unlink(path) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `rename`.
+    static func rename(_ from: String, _ to: String) -> Result<Void, Errno> {
+        retrying { Glibc.rename(from, to) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `renameat2` with `RENAME_EXCHANGE`: swaps two names
+    /// atomically. Fails with EINVAL on file systems that do not support it.
+    static func exchange(_ a: String, _ b: String) -> Result<Void, Errno> {
+        retrying { relay_renameat2(AT_FDCWD, a, AT_FDCWD, b, RELAY_RENAME_EXCHANGE) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `renameat2` with `RENAME_NOREPLACE`: EEXIST if `to` exists.
+    static func renameNoReplace(_ from: String, _ to: String) -> Result<Void, Errno> {
+        retrying { relay_renameat2(AT_FDCWD, from, AT_FDCWD, to, RELAY_RENAME_NOREPLACE) }.map { _ in () }
+    }
+
+    /// The corresponding C call is `fcntl(F_OFD_SETLK)`, or `F_OFD_SETLKW` when `wait`.
+    static func lockExclusive(_ fd: CInt, wait: Bool) -> Result<Void, Errno> {
+        if wait { return retrying { relay_ofd_lock_exclusive(fd, 1) }.map { _ in () } }
+        let result = relay_ofd_lock_exclusive(fd, 0)
+        return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
+    }
+
+    /// The corresponding C call is `fcntl(F_OFD_SETLK, F_UNLCK)`.
+    static func unlock(_ fd: CInt) {
+        _ = relay_ofd_unlock(fd)
+    }
+
+    /// The corresponding C call is `fcntl(F_OFD_GETLK)`: whether another holder has the lock.
+    static func isLockedElsewhere(_ fd: CInt) -> Result<Bool, Errno> {
+        retrying { relay_ofd_is_locked(fd) }.map { $0 == 1 }
+    }
+
+    /// The corresponding C functions are `opendir`/`readdir`/`closedir`. Names only, without
+    /// "." and "..", in the order the file system gives them.
+    static func listDirectory(_ path: String) -> Result<[String], Errno> {
+        guard let dir = Glibc.opendir(path) else { return .failure(Errno(rawValue: errno)) }
+        defer { Glibc.closedir(dir) }
+        var names: [String] = []
+        while let entry = Glibc.readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return .success(names)
+    }
+
+    /// The corresponding C function is `kill(pid, 0)`: whether a process exists.
+    static func processExists(_ pid: pid_t) -> Bool {
+        Glibc.kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// The corresponding C function is `getpid`.
+    static var processID: pid_t { Glibc.getpid() }
+
+    /// The corresponding C function is `clock_gettime(CLOCK_REALTIME)`, in nanoseconds.
+    static func nowNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    /// The corresponding C function is `nanosleep`.
+    static func sleep(nanoseconds: Int64) {
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        while Glibc.nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+    }
+}

@@ -1,0 +1,165 @@
+import Glibc
+
+/// The coordinated-write lock, Relay's counterpart of NSFileCoordinator on Linux: an exclusive
+/// open-file-description lock (`fcntl(F_OFD_SETLK)`) on a lock file under `.relay/locks/`, one
+/// per workspace path.
+///
+/// OFD locks belong to the open file, not the process: two threads of one process that each
+/// open the lock file exclude each other, like two processes do, and the kernel drops the lock
+/// when the holder dies, `kill -9` included. There is no stale-lock cleanup to get wrong.
+///
+/// The lock file also carries a small intent record (which temporary file or append is in
+/// flight) so that the next holder can undo what a killed holder left half done.
+final class CoordinatedLock {
+    /// Bytes reserved at the start of the lock file for the human-readable label.
+    static let intentOffset = 4096
+    static let intentLength = 512
+
+    let fd: CInt
+    let lockFile: String
+    let label: String
+    private var held = true
+
+    private init(fd: CInt, lockFile: String, label: String) {
+        self.fd = fd
+        self.lockFile = lockFile
+        self.label = label
+    }
+
+    deinit { release() }
+
+    /// Takes the lock, waiting up to `timeout`.
+    ///
+    /// - parameter label: the workspace path the lock guards, for messages and `relay status`.
+    /// - throws: `WorkspaceError.Code.lockTimeout` naming `label` when the wait runs out.
+    static func acquire(lockFile: String, label: String, timeout: Duration) throws -> CoordinatedLock {
+        let fd = try openLockFile(lockFile, label: label)
+        let deadline = Syscall.nowNanoseconds() + timeout.nanoseconds
+        var pause: Int64 = 50_000  // 50 µs, doubling to 5 ms: short holds are the common case
+        while true {
+            switch Syscall.lockExclusive(fd, wait: false) {
+            case .success:
+                return CoordinatedLock(fd: fd, lockFile: lockFile, label: label)
+            case .failure(.resourceTemporarilyUnavailable), .failure(.permissionDenied):
+                let now = Syscall.nowNanoseconds()
+                if now >= deadline {
+                    Syscall.close(fd)
+                    throw WorkspaceError(
+                        .lockTimeout,
+                        "\(label): another writer has held the lock for more than \(timeout.secondsText); gave up (lock file \(lockFile))",
+                        path: label)
+                }
+                // Jitter keeps many waiters from waking in step.
+                let jittered = pause / 2 + Int64.random(in: 0...pause)
+                Syscall.sleep(nanoseconds: min(jittered, deadline - now))
+                pause = min(pause * 2, 5_000_000)
+            case .failure(let errno):
+                Syscall.close(fd)
+                throw WorkspaceError(.io, "\(label): could not lock \(lockFile): \(errno)", path: label, underlying: errno)
+            }
+        }
+    }
+
+    /// Takes the lock only if it is free now; nil when somebody holds it.
+    static func tryAcquire(lockFile: String, label: String) throws -> CoordinatedLock? {
+        let fd = try openLockFile(lockFile, label: label)
+        switch Syscall.lockExclusive(fd, wait: false) {
+        case .success: return CoordinatedLock(fd: fd, lockFile: lockFile, label: label)
+        case .failure(.resourceTemporarilyUnavailable), .failure(.permissionDenied):
+            Syscall.close(fd)
+            return nil
+        case .failure(let errno):
+            Syscall.close(fd)
+            throw WorkspaceError(.io, "\(label): could not lock \(lockFile): \(errno)", path: label, underlying: errno)
+        }
+    }
+
+    /// Whether some open file description holds the lock on `lockFile` right now.
+    static func isHeld(lockFile: String) -> Bool {
+        guard case .success(let fd) = Syscall.open(lockFile, O_RDWR) else { return false }
+        defer { Syscall.close(fd) }
+        if case .success(let locked) = Syscall.isLockedElsewhere(fd) { return locked }
+        return false
+    }
+
+    private static func openLockFile(_ lockFile: String, label: String) throws -> CInt {
+        var result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
+        if case .failure(.noSuchFileOrDirectory) = result {
+            _ = Syscall.mkdir(Workspace.parentFolder(of: lockFile))
+            result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
+        }
+        let fd = try result.orThrow("open lock file", path: lockFile)
+        // The label helps a person who looks in .relay/locks/; written once, never locked for.
+        if case .success(let info) = Syscall.fstat(fd), info.st_size == 0 {
+            _ = Syscall.pwriteAll(fd, Array((label + "\n").utf8), offset: 0)
+        }
+        return fd
+    }
+
+    func release() {
+        guard held else { return }
+        held = false
+        Syscall.unlock(fd)
+        Syscall.close(fd)
+    }
+
+    // MARK: Intent record
+
+    /// What a holder was doing, recorded before it starts and cleared when it is done.
+    enum Intent: Equatable {
+        /// A temporary file that may be left behind: delete it.
+        case temporary(name: String)
+        /// An append to the file with this inode, from `start`, of `length` bytes: a file whose
+        /// size ended strictly inside that range was torn by a crash and is cut back to `start`.
+        case append(inode: UInt64, start: Int, length: Int)
+
+        var encoded: String {
+            switch self {
+            case .temporary(let name): return "T \(name)\n"
+            case .append(let inode, let start, let length): return "A \(inode) \(start) \(length)\n"
+            }
+        }
+
+        init?(encoded: String) {
+            let fields = encoded.split(separator: " ").map(String.init)
+            switch fields.first {
+            case "T" where fields.count == 2: self = .temporary(name: fields[1])
+            case "A" where fields.count == 4:
+                guard let inode = UInt64(fields[1]), let start = Int(fields[2]), let length = Int(fields[3]) else { return nil }
+                self = .append(inode: inode, start: start, length: length)
+            default: return nil
+            }
+        }
+    }
+
+    func recordIntent(_ intent: Intent, durable: Bool) throws {
+        var bytes = Array(intent.encoded.utf8)
+        precondition(bytes.count < Self.intentLength, "intent record too long")
+        bytes += [UInt8](repeating: 0, count: Self.intentLength - bytes.count)
+        try Syscall.pwriteAll(fd, bytes, offset: Self.intentOffset).orThrow("write lock intent", path: lockFile)
+        if durable { try Syscall.fsync(fd).orThrow("fsync", path: lockFile) }
+    }
+
+    func clearIntent() {
+        _ = Syscall.pwriteAll(fd, [UInt8](repeating: 0, count: Self.intentLength), offset: Self.intentOffset)
+    }
+
+    /// The record a previous holder left, if it died before clearing it.
+    func pendingIntent() -> Intent? {
+        guard case .success(let bytes) = Syscall.pread(fd, count: Self.intentLength, offset: Self.intentOffset) else { return nil }
+        let text = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self)
+        return text.isEmpty ? nil : Intent(encoded: text)
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let parts = components
+        return parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
+    }
+
+    var secondsText: String {
+        let seconds = Double(nanoseconds) / 1e9
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}

@@ -1,0 +1,83 @@
+extension Workspace {
+    /// Resolves a path given by a person, a script, a model's tool call or a peer.
+    ///
+    /// Relative paths only. `..` may not climb above the root; symbolic links are followed
+    /// component by component and must stay inside the root; nothing may land in `.relay/`.
+    /// Call it before every open: a link can change between two operations.
+    ///
+    /// For example:
+    /// ```swift
+    /// try workspace.resolve("Research/../context.md").relative   // "context.md"
+    /// try workspace.resolve("/etc/passwd")   // throws: absolute paths are not allowed
+    /// ```
+    /// - throws: `WorkspaceError` `.pathRefused` with the rule in the message, or
+    ///   `.notADirectory` when a component that must be a folder is a file.
+    public func resolve(_ path: String) throws -> ResolvedPath {
+        func refuse(_ rule: PathRule) -> WorkspaceError {
+            WorkspaceError(.pathRefused, rule.message(for: path), path: path)
+        }
+        if path.isEmpty { throw refuse(.empty) }
+        if path.utf8.contains(0) { throw refuse(.containsNUL) }
+        if path.hasPrefix("/") { throw refuse(.absolute) }
+
+        // Components still to walk, last one first so popLast() yields them in order.
+        var pending = Array(path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
+        var resolved: [String] = []
+        var onDisk = true
+        var hops = 0
+
+        while let component = pending.popLast() {
+            if component == "." { continue }
+            if component == ".." {
+                if resolved.isEmpty { throw refuse(.parentEscape) }
+                resolved.removeLast()
+                continue
+            }
+            if resolved.isEmpty && component == WorkspaceLayout.stateFolderName { throw refuse(.engineState) }
+            guard onDisk else { resolved.append(component); continue }
+
+            let candidate = layout.absolute((resolved + [component]).joined(separator: "/"))
+            switch Syscall.lstat(candidate) {
+            case .failure(.noSuchFileOrDirectory):
+                onDisk = false
+                resolved.append(component)
+            case .failure(.notDirectory):
+                let parent = resolved.isEmpty ? "." : resolved.joined(separator: "/")
+                throw WorkspaceError(
+                    .notADirectory, "\(path): '\(parent)' is a file where a folder is expected", path: path,
+                    underlying: .notDirectory)
+            case .failure(let errno):
+                throw WorkspaceError.system(errno, "stat", path: path)
+            case .success(let info) where FileKind(info.st_mode) == .symlink:
+                hops += 1
+                if hops > PathRule.maximumSymlinkHops { throw refuse(.symlinkLoop) }
+                let target = try Syscall.readlink(candidate).orThrow("readlink", path: path)
+                let linkName = (resolved + [component]).joined(separator: "/")
+                var targetComponents = target.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+                if target.hasPrefix("/") {
+                    // An absolute link is fine only when it points back inside this root.
+                    let rootComponents = root.split(separator: "/").map(String.init)
+                    guard targetComponents.starts(with: rootComponents) else {
+                        throw refuse(.symlinkEscape(link: linkName, target: target))
+                    }
+                    targetComponents.removeFirst(rootComponents.count)
+                    resolved = []
+                }
+                // A relative target is relative to the link's folder, which `resolved` already is.
+                // Walking it through the same loop applies the '..' and '.relay' rules to it too,
+                // but a '..' above the root must name the link, not the caller's path.
+                let depthBefore = resolved.count
+                var escape = targetComponents.prefix { $0 == ".." || $0 == "." }.filter { $0 == ".." }.count
+                escape = max(0, escape - depthBefore)
+                if escape > 0 { throw refuse(.symlinkEscape(link: linkName, target: target)) }
+                pending.append(contentsOf: targetComponents.reversed())
+            case .success:
+                resolved.append(component)
+            }
+        }
+        let relative = resolved.joined(separator: "/")
+        if resolved.first == WorkspaceLayout.stateFolderName { throw refuse(.engineState) }
+        if let last = resolved.last, WorkspaceLayout.isTemporaryName(last) { throw refuse(.temporaryFile) }
+        return ResolvedPath(relative: relative, absolute: layout.absolute(relative), exists: onDisk)
+    }
+}

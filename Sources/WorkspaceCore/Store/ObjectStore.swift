@@ -1,0 +1,90 @@
+import Glibc
+
+/// The content-addressed store of past versions, `.relay/objects/<sha256>`. Every version the
+/// engine displaces when it replaces a file lands here, so an overwritten version can always
+/// be recovered. Objects are immutable and named by their hash; `load` checks the hash.
+public struct ObjectStore: Sendable {
+    public let folder: String
+    var durable: Bool
+
+    public func path(of hash: ContentHash) -> String { folder + "/" + hash.hex }
+
+    public func contains(_ hash: ContentHash) -> Bool {
+        if case .success = Syscall.lstat(path(of: hash)) { return true }
+        return false
+    }
+
+    /// Stores a copy of `bytes`; storing the same content twice stores it once.
+    @discardableResult
+    public func store(_ bytes: [UInt8]) throws -> ContentHash {
+        let hash = ContentHash(of: bytes)
+        if contains(hash) { return hash }
+        try ensureFolder()
+        let temporary = folder + "/" + WorkspaceLayout.temporaryPrefix + "object-" + randomSuffix()
+        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444).orThrow("create", path: temporary)
+        do {
+            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: temporary) }
+            if durable { try Syscall.fsync(fd).orThrow("fsync", path: temporary) }
+            Syscall.close(fd)
+            try Syscall.rename(temporary, path(of: hash)).orThrow("rename", path: temporary)
+            if durable { try syncFolder(folder) }
+        } catch {
+            Syscall.close(fd)
+            _ = Syscall.unlink(temporary)
+            throw error
+        }
+        return hash
+    }
+
+    /// Moves an existing file (a displaced version that already sits on this file system) into
+    /// the store without copying its bytes. `hash` must be the hash of its content.
+    func adopt(_ file: String, hash: ContentHash) throws {
+        if contains(hash) {
+            _ = Syscall.unlink(file)
+            return
+        }
+        try ensureFolder()
+        switch Syscall.rename(file, path(of: hash)) {
+        case .success:
+            if durable { try syncFolder(folder) }
+        case .failure(.improperLink):  // .relay/ on another file system: copy instead
+            let snapshot = try FileSnapshot.read(file, displayPath: file)
+            try store(snapshot?.bytes ?? [])
+            _ = Syscall.unlink(file)
+        case .failure(let errno):
+            throw WorkspaceError.system(errno, "store version", path: file)
+        }
+    }
+
+    /// The bytes of a stored version, checked against their hash.
+    public func load(_ hash: ContentHash) throws -> [UInt8] {
+        let file = path(of: hash)
+        guard let snapshot = try FileSnapshot.read(file, displayPath: file) else {
+            throw WorkspaceError(.versionNotFound, "version \(hash.short) is not in the store (\(folder))", path: file)
+        }
+        guard snapshot.hash == hash else {
+            throw WorkspaceError(
+                .io, "stored version \(hash.short) is damaged: its content hashes to \(snapshot.hash.short)", path: file)
+        }
+        return snapshot.bytes
+    }
+
+    private func ensureFolder() throws {
+        switch Syscall.mkdir(folder) {
+        case .success, .failure(.fileExists): return
+        case .failure(let errno): throw WorkspaceError.system(errno, "create folder", path: folder)
+        }
+    }
+}
+
+/// fsyncs a folder so that renames and creations inside it survive power loss.
+func syncFolder(_ folder: String) throws {
+    let fd = try Syscall.open(folder, O_RDONLY | O_DIRECTORY).orThrow("open folder", path: folder)
+    defer { Syscall.close(fd) }
+    try Syscall.fsync(fd).orThrow("fsync folder", path: folder)
+}
+
+/// 8 random hex digits for temporary names.
+func randomSuffix() -> String {
+    String(UInt64.random(in: 0..<(1 << 32)), radix: 16)
+}

@@ -1,0 +1,2 @@
+import WorkspaceCore
+print("x")
