@@ -27,7 +27,7 @@ extension Workspace {
         let target = try resolve(path)
         return try coordinated(target) { lock in
             try createParentFolders(of: target)
-            let fd = try Syscall.open(target.absolute, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o644)
+            let fd = try Syscall.open(target.absolute, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o644)
                 .orThrow("open for appending", path: target.relative)
             defer { Syscall.close(fd) }
             let identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: target.relative))

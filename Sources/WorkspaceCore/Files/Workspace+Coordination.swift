@@ -163,3 +163,19 @@ extension Workspace {
         try appendHistory(record, key: Self.lockKey(path.relative))
     }
 }
+
+extension Workspace {
+    /// Runs `body` holding the coordinated-write lock of `path`, so that Relay's writers of that
+    /// path (agents, sync, other processes) wait for it. Do not write `path` through this
+    /// workspace inside `body`: the lock is not re-entrant, and that write would wait for it.
+    ///
+    /// For example:
+    /// ```swift
+    /// try workspace.withLock("context.md") { try runEditor("context.md") }
+    /// ```
+    /// - throws: `.lockTimeout` when the lock is not free within `lockTimeout`, or what `body` throws.
+    public func withLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        let target = try resolve(path)
+        return try coordinated(target) { _ in try body() }
+    }
+}
