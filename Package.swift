@@ -41,7 +41,7 @@ let package = Package(
         // kill -9 a process in the middle of a write and hammer the lock from many processes.
         .executableTarget(
             name: "relay-stress",
-            dependencies: ["WorkspaceCore"],
+            dependencies: ["WorkspaceCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Helpers/relay-stress"
         ),
         .testTarget(

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import WorkspaceCore
+
+@Suite("Coordinated appends and read-modify-write updates")
+struct AppendAndUpdateTests {
+    let fixture: TemporaryWorkspace
+    init() throws { fixture = try TemporaryWorkspace() }
+    var workspace: Workspace { fixture.workspace }
+
+    @Test func appendKeepsEntriesOnTheirOwnLines() throws {
+        try fixture.put("j.md", "no newline at end")
+        try workspace.append("j.md", line: "first")
+        try workspace.append("j.md", bytes: Array("second\n".utf8))
+        #expect(fixture.contents("j.md") == "no newline at end\nfirst\nsecond\n")
+    }
+
+    @Test func rawAppendAddsExactlyTheBytes() throws {
+        try workspace.append("r.txt", bytes: Array("ab".utf8), wholeLines: false)
+        try workspace.append("r.txt", bytes: Array("cd".utf8), wholeLines: false)
+        #expect(fixture.contents("r.txt") == "abcd")
+    }
+
+    @Test func anAppendTornByACrashIsCutBackByTheNextAppend() throws {
+        try workspace.append("j.md", line: "whole entry")
+        let target = try workspace.resolve("j.md")
+        let size = try #require(try FileSnapshot.identity(target.absolute, displayPath: "j.md"))
+        // Simulate a writer killed mid-append: its intent is recorded, half its bytes are written.
+        let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("j.md")), label: "j.md", timeout: .seconds(1))
+        try lock.recordIntent(.append(inode: size.inode, start: size.size, length: 100), durable: false)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: target.absolute))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("torn half of an entr".utf8))
+        try handle.close()
+        lock.release()
+        try workspace.append("j.md", line: "next entry")
+        #expect(fixture.contents("j.md") == "whole entry\nnext entry\n")
+    }
+
+    @Test func aCompletedAppendIsNotCutBackEvenIfItsIntentRemains() throws {
+        try workspace.append("j.md", line: "one")
+        let target = try workspace.resolve("j.md")
+        let identity = try #require(try FileSnapshot.identity(target.absolute, displayPath: "j.md"))
+        let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("j.md")), label: "j.md", timeout: .seconds(1))
+        try lock.recordIntent(.append(inode: identity.inode, start: 0, length: identity.size), durable: false)
+        lock.release()
+        try workspace.append("j.md", line: "two")
+        #expect(fixture.contents("j.md") == "one\ntwo\n")
+    }
+
+    @Test func updateOfAMissingFileGetsNilAndCreatesIt() throws {
+        var sawNil = false
+        try workspace.update("new/counter.txt") { old in sawNil = (old == nil); return Array("1\n".utf8) }
+        #expect(sawNil && fixture.contents("new/counter.txt") == "1\n")
+    }
+
+    @Test func anUpdateWhoseTransformThrowsChangesNothing() throws {
+        struct Refused: Error {}
+        try fixture.put("keep.md", "keep\n")
+        #expect(throws: Refused.self) { try workspace.update("keep.md") { _ in throw Refused() } }
+        #expect(fixture.contents("keep.md") == "keep\n")
+        #expect(fixture.temporaries().isEmpty)
+        #expect(try workspace.history("keep.md").isEmpty)
+    }
+
+    @Test func anEditorSaveDuringTheTransformMakesItRunAgainOnTheNewContent() throws {
+        try fixture.put("context.md", "v1\n")
+        var calls: [String] = []
+        let result = try workspace.update("context.md") { old in
+            let text = String(decoding: old ?? [], as: UTF8.self)
+            calls.append(text)
+            if calls.count == 1 {
+                // A person saves with their editor while the agent is thinking.
+                try? "v1\nperson's line\n".write(toFile: fixture.absolute("context.md.swp"), atomically: false, encoding: .utf8)
+                rename(fixture.absolute("context.md.swp"), fixture.absolute("context.md"))
+            }
+            return Array((text + "agent's line\n").utf8)
+        }
+        #expect(calls == ["v1\n", "v1\nperson's line\n"])
+        #expect(result.attempts == 2)
+        #expect(fixture.contents("context.md") == "v1\nperson's line\nagent's line\n")
+    }
+
+    @Test func anInPlaceEditorSaveOfTheSameSizeIsDetectedByItsHash() throws {
+        try fixture.put("c.md", "aaaa\n")
+        var rounds = 0
+        try workspace.update("c.md") { old in
+            rounds += 1
+            if rounds == 1 {
+                // Same size, in place, possibly within the same mtime tick: only the hash can tell.
+                let handle = FileHandle(forWritingAtPath: fixture.absolute("c.md"))!
+                handle.write(Data("bbbb\n".utf8))
+                try? handle.close()
+            }
+            return (old ?? []) + Array("+\n".utf8)
+        }
+        #expect(rounds == 2)
+        #expect(fixture.contents("c.md") == "bbbb\n+\n")
+    }
+
+    @Test func updatesFromManyThreadsLoseNoIncrement() throws {
+        let workspace = self.workspace
+        try onThreads(8) { _ in
+            for _ in 0..<50 {
+                try workspace.update("counter.txt") { old in
+                    let n = Int(String(decoding: old ?? [], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                    return Array("\(n + 1)\n".utf8)
+                }
+            }
+        }
+        #expect(fixture.contents("counter.txt") == "400\n")
+    }
+
+    @Test func appendsFromManyThreadsNeverInterleave() throws {
+        let workspace = self.workspace
+        try onThreads(8) { t in
+            for i in 0..<100 {
+                try workspace.append("j.md", line: "thread \(t) entry \(i) " + String(repeating: "x", count: 500 + i * 7))
+            }
+        }
+        let lines = try #require(fixture.contents("j.md")).split(separator: "\n")
+        #expect(lines.count == 800)
+        #expect(lines.allSatisfy { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 5, let i = Int(parts[3]) else { return false }
+            return parts[4] == Substring(String(repeating: "x", count: 500 + i * 7))
+        })
+    }
+}
