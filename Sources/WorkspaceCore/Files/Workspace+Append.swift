@@ -53,6 +53,10 @@ extension Workspace {
                 throw error
             }
             lock.clearIntent()
+            if identity.size == 0 || lock.isLastInstalled(identity), case .success(let after) = Syscall.fstat(fd) {
+                // Still a file only Relay has written since it last looked: remember it as such.
+                lock.recordInstalled(FileIdentity(after))
+            }
             return AppendResult(path: target.relative, offset: identity.size, length: payload.count)
         }
     }

@@ -100,7 +100,11 @@ extension Workspace {
     /// Puts the temporary file in place of `path` atomically. `renameat2(RENAME_EXCHANGE)`
     /// swaps the two names in one step, so the displaced file is exactly what the target was
     /// at that instant — a person's save an instant earlier is not lost but handed back.
-    func install(_ temporary: Temporary, at path: ResolvedPath) throws -> Displaced? {
+    ///
+    /// - parameter sync: fsync the folder afterwards (when durable). An update passes false
+    ///   so that it can check what it displaced, and swap it back, without a slow fsync in
+    ///   between; it syncs once it is done.
+    func install(_ temporary: Temporary, at path: ResolvedPath, sync: Bool = true) throws -> Displaced? {
         var displaced: Displaced?
         switch Syscall.renameNoReplace(temporary.absolute, path.absolute) {
         case .success:
@@ -120,7 +124,7 @@ extension Workspace {
             _ = Syscall.unlink(temporary.absolute)
             throw WorkspaceError.system(errno, "replace", path: path.relative)
         }
-        if durable { try syncFolder(path.parentAbsolute) }
+        if durable && sync { try syncFolder(path.parentAbsolute) }
         return displaced
     }
 
@@ -156,6 +160,7 @@ extension Workspace {
             }
         }
         lock.clearIntent()
+        lock.recordInstalled(installed.identity)
         let record = VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: path.relative, operation: operation,
             replaced: snapshot?.hash, replacedSize: snapshot?.bytes.count, replacedStored: stored,
@@ -177,5 +182,29 @@ extension Workspace {
     public func withLock<T>(_ path: String, _ body: () throws -> T) throws -> T {
         let target = try resolve(path)
         return try coordinated(target) { _ in try body() }
+    }
+}
+
+extension Workspace {
+    /// How long a file must have been left alone before an update reads it. An editor's
+    /// in-place save is a truncate and then a write; reading between the two would build on
+    /// an empty or half-written file. File times move in kernel ticks (up to 4 ms), hence 20.
+    static let quietPeriodNanoseconds: Int64 = 20_000_000
+    /// An update gives up waiting for quiet after this long and goes on (its check-and-swap
+    /// still protects saves that replace the file).
+    static let quietWaitLimitNanoseconds: Int64 = 5_000_000_000
+
+    /// Waits until the file at `path` has not been modified for the quiet period, unless the
+    /// file is exactly what Relay last put there (Relay never leaves a file half written).
+    func waitUntilQuiet(_ path: ResolvedPath, lock: CoordinatedLock) throws {
+        let start = Syscall.nowNanoseconds()
+        while true {
+            guard let identity = try FileSnapshot.identity(path.absolute, displayPath: path.relative) else { return }
+            if lock.isLastInstalled(identity) { return }
+            let now = Syscall.nowNanoseconds()
+            let age = now - identity.modifiedNanoseconds
+            if age >= Self.quietPeriodNanoseconds || now - start >= Self.quietWaitLimitNanoseconds { return }
+            Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds - max(0, age))
+        }
     }
 }

@@ -2,12 +2,15 @@ extension Workspace {
     /// Read-modify-write under the coordinated lock that also survives a person's editor,
     /// which takes no lock.
     ///
+    /// It reads only a file that has been left alone for 20 ms (unless Relay wrote it last),
+    /// so it never builds on an editor's half-done in-place save.
+    ///
     /// `transform` gets the current bytes (nil when the file does not exist) and returns the
     /// new bytes. Just before replacing, the file is checked to still be what was read
     /// (inode, size, times and SHA-256); if it is not, `transform` runs again on the new
     /// content. The replacement itself is an exchange of names, so a save that lands in the
-    /// instant between the check and the swap is handed back, kept in the store, and
-    /// `transform` runs once more on it. `transform` may therefore run several times and
+    /// instant between the check and the swap comes back out of it: it is swapped straight
+    /// back into place and `transform` runs once more on it. `transform` may therefore run several times and
     /// must not have side effects.
     ///
     /// For example:
@@ -30,6 +33,7 @@ extension Workspace {
             // `input` is what the next round transforms; `expected` is what must be at the
             // path when we swap. They differ only after a save was handed back by the swap:
             // then the path holds our own previous attempt.
+            try waitUntilQuiet(target, lock: lock)
             var input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
             var expected: Expected? = input.map(Expected.init)
             var ours: Set<ContentHash> = []
@@ -43,22 +47,51 @@ extension Workspace {
                     _ = Syscall.unlink(temporary.absolute)
                     lock.clearIntent()
                     logger.debug("file changed while updating; transforming again", metadata: ["relay.path": "\(target.relative)"])
-                    input = current
-                    expected = current.map(Expected.init)
+                    // An in-place save is a truncate and a write: give it a moment to finish,
+                    // a little longer each round, so a busy editor does not starve us.
+                    Syscall.sleep(nanoseconds: Int64(min(attempt, 20)) * Int64.random(in: 500_000...1_500_000))
+                    try waitUntilQuiet(target, lock: lock)
+                    input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                    expected = input.map(Expected.init)
                     continue
                 }
-                let displaced = try install(temporary, at: target)
+                let displaced = try install(temporary, at: target, sync: false)
                 let previous = try read(displaced, path: target)
                 if Expected.matches(previous, expected) {
+                    if durable { try syncFolder(target.parentAbsolute) }
                     let kept = previous.flatMap { ours.contains($0.hash) ? nil : $0 }
                     try archive(kept == nil ? discard(displaced) : displaced, snapshot: kept, installed: temporary,
                                 path: target, operation: operation, lock: lock)
                     return WriteResult(path: target.relative, hash: temporary.hash, size: temporary.size,
                                        replaced: previous?.hash, attempts: attempt)
                 }
-                // Somebody saved between the check and the swap. Their version is what we
-                // displaced: keep it, then build on it, against our own file now in place.
-                logger.info("a save landed during an update; rebuilding on it", metadata: ["relay.path": "\(target.relative)"])
+                // Somebody saved between the check and the swap. Swap their version straight
+                // back, so that nobody reads or builds on ours (made from what they replaced),
+                // then transform again on theirs.
+                logger.info("a save landed during an update; transforming again on it", metadata: ["relay.path": "\(target.relative)"])
+                if case .file(let theirs) = displaced, case .success = Syscall.exchange(theirs, target.absolute) {
+                    let back = try FileSnapshot.read(theirs, displayPath: target.relative)
+                    if back?.hash != temporary.hash, let back {
+                        // A second save in that instant: it is kept in the store, and the
+                        // next round starts from whatever the file holds now.
+                        logger.warning("two saves raced an update; the earlier is in the file, the later kept in the store",
+                                       metadata: ["relay.path": "\(target.relative)", "relay.kept": "\(back.hash.short)"])
+                        try archive(.file(theirs), snapshot: back, installed: temporary, path: target,
+                                    operation: operation + "-raced", lock: lock)
+                        try waitUntilQuiet(target, lock: lock)
+                        input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                        expected = input.map(Expected.init)
+                    } else {
+                        _ = Syscall.unlink(theirs)
+                        lock.clearIntent()
+                        input = previous
+                        expected = previous.map(Expected.init)
+                    }
+                    continue
+                }
+                // No exchange possible: their version goes to the store and ours stays until
+                // the next round replaces it with one built on theirs.
+                if durable { try syncFolder(target.parentAbsolute) }
                 try archive(displaced, snapshot: previous, installed: temporary, path: target, operation: operation + "-interrupted", lock: lock)
                 ours.insert(temporary.hash)
                 input = previous

@@ -140,6 +140,27 @@ final class CoordinatedLock {
         if durable { try Syscall.fsync(fd).orThrow("fsync", path: lockFile) }
     }
 
+    // MARK: Last installed version
+
+    /// Where the identity of the version Relay last put at the path is kept.
+    static var installedOffset: Int { intentOffset + intentLength }
+
+    /// Remembers the file Relay just put in place (inode, size, mtime): Relay's own writes
+    /// are never half done, so an update need not wait for them to settle.
+    func recordInstalled(_ identity: FileIdentity) {
+        var bytes = Array("I \(identity.inode) \(identity.size) \(identity.modifiedNanoseconds)\n".utf8)
+        bytes += [UInt8](repeating: 0, count: max(0, 128 - bytes.count))
+        _ = Syscall.pwriteAll(fd, bytes, offset: Self.installedOffset)
+    }
+
+    /// Whether `identity` is the file Relay last put in place.
+    func isLastInstalled(_ identity: FileIdentity) -> Bool {
+        guard case .success(let bytes) = Syscall.pread(fd, count: 128, offset: Self.installedOffset) else { return false }
+        let fields = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self).split(separator: " ")
+        return fields.count == 4 && fields[0] == "I" && fields[1] == Substring(String(identity.inode))
+            && fields[2] == Substring(String(identity.size)) && fields[3] == Substring(String(identity.modifiedNanoseconds))
+    }
+
     func clearIntent() {
         _ = Syscall.pwriteAll(fd, [UInt8](repeating: 0, count: Self.intentLength), offset: Self.intentOffset)
     }

@@ -53,7 +53,9 @@ enum Filter {
         // Feed stdin on another thread so a filter that writes before it has read all its
         // input cannot deadlock against us.
         let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input))
+            // A filter may exit without reading its input: EPIPE then, not a crash (SIGPIPE
+            // is ignored in main.swift).
+            try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+/// The `relay` binary as a person or a script uses it: exit statuses (0 ok, 1 failed, 2 bad
+/// usage or configuration), clear messages, and help with examples.
+@Suite("The relay command line")
+struct CommandLineTests {
+    @Test func writeReadAppendAndListRoundTrip() throws {
+        let s = try ScratchWorkspace()
+        #expect(try s.relay(["fs", "write", "-w", s.root, "Research/llamas/summary.md"], input: "# Llamas\n").status == 0)
+        #expect(try s.relay(["fs", "read", "-w", s.root, "Research/llamas/summary.md"]).text == "# Llamas\n")
+        #expect(try s.relay(["fs", "append", "-w", s.root, "Journal/user/2026-11-22.md"], input: "- one").status == 0)
+        #expect(try s.relay(["fs", "append", "-w", s.root, "Journal/user/2026-11-22.md"], input: "- two\n").status == 0)
+        #expect(s.contents("Journal/user/2026-11-22.md") == "- one\n- two\n")
+        let listing = try s.relay(["fs", "ls", "-w", s.root, "-r", "Research"]).text
+        #expect(listing.contains("Research/llamas/summary.md") && !listing.contains(".relay"))
+    }
+
+    @Test func binaryContentPassesThroughUnchanged() throws {
+        let s = try ScratchWorkspace()
+        let bytes = Data((0...255).map { UInt8($0) } + [0xC3, 0x28, 0x00])
+        #expect(try run(Binaries.relay, ["fs", "write", "-w", s.root, "blob.bin"], input: bytes).status == 0)
+        #expect(try s.relay(["fs", "read", "-w", s.root, "blob.bin"]).standardOutput == bytes)
+    }
+
+    @Test func theWorkspaceIsFoundFromASubfolderAndFromTheEnvironment() throws {
+        let s = try ScratchWorkspace()
+        let fromSubfolder = try run(Binaries.relay, ["fs", "read", "context.md"], in: s.path("Journal/user"))
+        #expect(fromSubfolder.status == 0 && fromSubfolder.text == s.contents("context.md"))
+        let fromEnvironment = try run(Binaries.relay, ["status"], environment: ["RELAY_WORKSPACE": s.root], in: "/")
+        #expect(fromEnvironment.status == 0 && fromEnvironment.text.contains(s.root))
+    }
+
+    @Test func aMissingWorkspaceExitsWith2AndSaysWhatToDo() throws {
+        let s = try ScratchWorkspace()
+        let missing = try s.relay(["status", "-w", s.base + "/nowhere"])
+        #expect(missing.status == 2 && missing.standardError.contains("no such folder"))
+        let notInitialised = try s.relay(["status", "-w", s.base])
+        #expect(notInitialised.status == 2 && notInitialised.standardError.contains("relay init"))
+    }
+
+    @Test func aFileWhereAFolderIsExpectedExitsWith2() throws {
+        let s = try ScratchWorkspace()
+        let fileAsWorkspace = try s.relay(["status", "-w", s.path("context.md")])
+        #expect(fileAsWorkspace.status == 2 && fileAsWorkspace.standardError.contains("is a file, not a folder"))
+        let fileAsFolder = try s.relay(["fs", "write", "-w", s.root, "context.md/inner.md"], input: "x")
+        #expect(fileAsFolder.status == 2 && fileAsFolder.standardError.contains("'context.md' is a file where a folder is expected"))
+    }
+
+    @Test func refusedPathsExitWith2NameTheRuleAndChangeNothing() throws {
+        let s = try ScratchWorkspace()
+        let before = try FileManager.default.contentsOfDirectory(atPath: s.base).sorted()
+        for (path, rule) in [("../evil.md", "'..' would leave"), ("/etc/passwd", "absolute paths"), (".relay/replica-id", ".relay/ holds")] {
+            let result = try s.relay(["fs", "write", "-w", s.root, path], input: "evil")
+            #expect(result.status == 2 && result.standardError.contains(rule), "\(path): \(result.standardError)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.base).sorted() == before)
+        #expect(try String(contentsOfFile: s.path(".relay/replica-id"), encoding: .utf8).count == 17)
+    }
+
+    @Test func badUsageExitsWith2() throws {
+        let s = try ScratchWorkspace()
+        #expect(try s.relay(["fs", "frobnicate"]).status == 2)
+        #expect(try s.relay(["fs", "update", "-w", s.root, "x.md"]).status == 2)
+        #expect(try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "-1", "x.md"]).status == 2)
+    }
+
+    @Test func aFailingUpdateFilterExits1AndChangesNothing() throws {
+        let s = try ScratchWorkspace()
+        try "keep\n".write(toFile: s.path("k.md"), atomically: false, encoding: .utf8)
+        let result = try s.relay(["fs", "update", "-w", s.root, "k.md", "--", "sh", "-c", "echo oops >&2; exit 3"])
+        #expect(result.status == 1 && result.standardError.contains("the file was not changed") && result.standardError.contains("oops"), "\(result.status) \(result.standardError)")
+        #expect(s.contents("k.md") == "keep\n")
+    }
+
+    @Test func aLockHeldByAnotherProcessTimesOutNamingTheFile() throws {
+        let s = try ScratchWorkspace()
+        let original = s.contents("context.md")
+        let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
+        defer { killHard(holder) }
+        // Wait until the holder has the lock.
+        try waitUntilLocked(s, "context.md")
+        let started = Date()
+        let blocked = try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "0.5", "context.md"], input: "new")
+        let waited = Date().timeIntervalSince(started)
+        #expect(blocked.status == 1)
+        #expect(blocked.standardError.contains("context.md: another writer has held the lock for more than 0.5 s"))
+        #expect(waited >= 0.5 && waited < 10)
+        #expect(s.contents("context.md") == original)
+    }
+
+    @Test func aLockIsReleasedByTheKernelWhenItsHolderIsKilled() throws {
+        let s = try ScratchWorkspace()
+        let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
+        try waitUntilLocked(s, "context.md")
+        killHard(holder)
+        let write = try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "5", "context.md"], input: "after\n")
+        #expect(write.status == 0 && s.contents("context.md") == "after\n")
+    }
+
+    @Test func historyAndRestoreBringBackAReplacedVersion() throws {
+        let s = try ScratchWorkspace()
+        _ = try s.relay(["fs", "write", "-w", s.root, "notes.md"], input: "first\n")
+        _ = try s.relay(["fs", "write", "-w", s.root, "notes.md"], input: "second\n")
+        let history = try s.relay(["fs", "history", "-w", s.root, "notes.md", "--json"])
+        let records = history.text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let replaced = try #require(records.last?["replaced"] as? String)
+        let restore = try s.relay(["fs", "restore", "-w", s.root, "notes.md", String(replaced.prefix(10))])
+        #expect(restore.status == 0 && s.contents("notes.md") == "first\n")
+        let unknown = try s.relay(["fs", "restore", "-w", s.root, "notes.md", "ffffff"])
+        #expect(unknown.status == 1 && unknown.standardError.contains("no stored version starts with 'ffffff'"))
+    }
+
+    @Test func initTwiceKeepsEverythingAndSaysSo() throws {
+        let s = try ScratchWorkspace()
+        try "mine\n".write(toFile: s.path("context.md"), atomically: false, encoding: .utf8)
+        let again = try run(Binaries.relay, ["init", s.root])
+        #expect(again.status == 0 && again.text.contains("context.md (already there, kept)"))
+        #expect(s.contents("context.md") == "mine\n")
+    }
+
+    @Test func statusJSONReportsReplicaAndCounts() throws {
+        let s = try ScratchWorkspace()
+        let status = try s.relay(["status", "-w", s.root, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: status.standardOutput) as? [String: Any])
+        #expect((object["replicaID"] as? String)?.count == 16)
+        #expect((object["files"] as? Int ?? 0) >= 8)
+    }
+}
+
+/// Help output is part of the interface: pinned here, with an example in every command.
+@Suite("relay --help")
+struct HelpTests {
+    static let commands: [[String]] = [
+        [], ["init"], ["status"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
+        ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"],
+    ]
+
+    @Test(arguments: commands)
+    func everyCommandHasHelpWithAnExample(command: [String]) throws {
+        let help = try run(Binaries.relay, command + ["--help"])
+        #expect(help.status == 0)
+        #expect(help.text.contains("Examples:"), "\(command) --help has no examples")
+        #expect(help.text.contains("USAGE: relay"))
+    }
+
+    @Test func rootHelpListsTheCommands() throws {
+        let help = try run(Binaries.relay, ["--help"]).text
+        #expect(help.contains("OVERVIEW: Run agents on a folder of plain files, and keep the folder safe."))
+        for line in ["  init ", "  status ", "  fs "] { #expect(help.contains(line)) }
+    }
+
+    @Test func fsWriteHelpIsPinned() throws {
+        let help = try run(Binaries.relay, ["fs", "write", "--help"]).text
+        #expect(help.contains("OVERVIEW: Replace a file with standard input, atomically."))
+        #expect(help.contains("USAGE: relay fs write [--workspace <dir>] [--lock-timeout <seconds>] <path> [--no-durable] [--json]"))
+        #expect(help.contains("-w, --workspace <dir>"))
+        #expect(help.contains("--no-durable"))
+    }
+}
+
+/// Polls `relay status` until it shows `path` locked (at most 10 s).
+func waitUntilLocked(_ s: ScratchWorkspace, _ path: String) throws {
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+        if try s.relay(["status", "-w", s.root]).text.contains("Locks      \(path)") { return }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    Issue.record("\(path) never showed as locked")
+}
