@@ -5,7 +5,9 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 SWIFT_FLAGS ?=
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev
+# Debian packages the build and tests need. WorkspaceCore needs none beyond Swift; the
+# watcher (libinotifytools0-dev) and sync (libsqlite3-dev) will add theirs here.
+APT_PACKAGES :=
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean
@@ -23,7 +25,7 @@ test:
 
 # Installs the Debian packages Relay needs; quiet and quick when they are already there.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; for p in $(APT_PACKAGES) ; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,8 +34,26 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# What exists today: the workspace and its safe primitives (the agents, the watcher, models
+# and sync are the next issues). Runs on a fresh workspace each time.
 demo: build
-	@DEMO_DIR="$(DEMO_DIR)" RELAY="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay" sh docs/demo.sh
+	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W"; \
+	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
+	step "relay init: a workspace from the template"; "$$R" init "$$W"; \
+	step "four processes append to one journal at once: 4 × 25 whole lines, never interleaved"; \
+	for p in 1 2 3 4; do ( for i in $$(seq 1 25); do echo "- writer $$p, entry $$i" | "$$R" fs append -w "$$W" Journal/agent/demo.md; done ) & done; wait; \
+	echo "Journal/agent/demo.md has $$(grep -c '^- writer' "$$W/Journal/agent/demo.md") entries"; \
+	step "an atomic write, then an update through a filter; the old version is kept"; \
+	printf '# Llamas\nLlamas are camelids.\n' | "$$R" fs write -w "$$W" Research/llamas/summary.md; \
+	"$$R" fs update -w "$$W" Research/llamas/summary.md -- sed 's/camelids/South American camelids/'; \
+	"$$R" fs read -w "$$W" Research/llamas/summary.md; "$$R" fs history -w "$$W" Research/llamas/summary.md; \
+	step "restore the first version"; \
+	V=$$("$$R" fs history -w "$$W" Research/llamas/summary.md --json | tail -1 | sed 's/.*"replaced":"\([0-9a-f]*\)".*/\1/'); \
+	"$$R" fs restore -w "$$W" Research/llamas/summary.md "$$V"; "$$R" fs read -w "$$W" Research/llamas/summary.md; \
+	step "the sandbox refuses paths that leave the workspace"; \
+	echo evil | "$$R" fs write -w "$$W" ../evil.md || echo "(exit status $$?)"; \
+	step "relay status"; "$$R" status -w "$$W"; \
+	printf '\nThe workspace is in %s. Agents (relay ask), the watcher, models and sync are not built yet.\n' "$$W"
 
 bench:
 	$(SWIFT) build -c release --product relay-bench $(SWIFT_FLAGS)

@@ -44,6 +44,12 @@ let package = Package(
             dependencies: ["WorkspaceCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Helpers/relay-stress"
         ),
+        // `make bench`: Relay's primitives against plain system calls, as ratios.
+        .executableTarget(
+            name: "relay-bench",
+            dependencies: ["WorkspaceCore"],
+            path: "Tests/Benchmarks/relay-bench"
+        ),
         .testTarget(
             name: "WorkspaceCoreTests",
             dependencies: ["WorkspaceCore"]

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import WorkspaceCore
 
 extension WorkspaceOptions {
@@ -14,6 +15,18 @@ extension WorkspaceOptions {
         }
         workspace.lockTimeout = .milliseconds(Int64((lockTimeout * 1000).rounded()))
         workspace.durable = durable
+        workspace.logger = RelayLogging.logger
         return workspace
     }
+}
+
+/// The executable is the one place logging is set up: to standard error, at the level named by
+/// RELAY_LOG_LEVEL (trace, debug, info, notice, warning — the default —, error, critical).
+enum RelayLogging {
+    static let logger: Logger = {
+        var logger = Logger(label: "relay", factory: StreamLogHandler.standardError)
+        let name = ProcessInfo.processInfo.environment["RELAY_LOG_LEVEL"]?.lowercased() ?? "warning"
+        logger.logLevel = Logger.Level(rawValue: name) ?? .warning
+        return logger
+    }()
 }
