@@ -24,7 +24,7 @@ extension WorkspaceOptions {
 /// RELAY_LOG_LEVEL (trace, debug, info, notice, warning — the default —, error, critical).
 enum RelayLogging {
     static let logger: Logger = {
-        var logger = Logger(label: "relay", factory: StreamLogHandler.standardError)
+        var logger = Logger(label: "relay", factory: { label in StreamLogHandler.standardError(label: label) })
         let name = ProcessInfo.processInfo.environment["RELAY_LOG_LEVEL"]?.lowercased() ?? "warning"
         logger.logLevel = Logger.Level(rawValue: name) ?? .warning
         return logger
