@@ -21,29 +21,32 @@ struct AppendAndUpdateTests {
         #expect(fixture.contents("r.txt") == "abcd")
     }
 
+    /// Leaves the lock record of an append that a killed writer would leave: `length` bytes
+    /// meant to go at `start` (nil: the file's current end) of `path`'s current inode.
+    func leaveAppendIntent(_ path: String, start: Int? = nil, length: Int) throws -> ResolvedPath {
+        let target = try workspace.resolve(path)
+        let identity = try #require(try FileSnapshot.identity(target.absolute, displayPath: path))
+        let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey(path)), label: path, timeout: .seconds(1))
+        try lock.recordIntent(.append(inode: identity.inode, start: start ?? identity.size, length: length), durable: false)
+        lock.release()  // as the kernel does when the holder dies; the record stays
+        return target
+    }
+
     @Test func anAppendTornByACrashIsCutBackByTheNextAppend() throws {
         try workspace.append("j.md", line: "whole entry")
-        let target = try workspace.resolve("j.md")
-        let size = try #require(try FileSnapshot.identity(target.absolute, displayPath: "j.md"))
-        // Simulate a writer killed mid-append: its intent is recorded, half its bytes are written.
-        let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("j.md")), label: "j.md", timeout: .seconds(1))
-        try lock.recordIntent(.append(inode: size.inode, start: size.size, length: 100), durable: false)
+        let target = try leaveAppendIntent("j.md", length: 100)
+        // ... and the killed writer got 20 of its 100 bytes out.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: target.absolute))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("torn half of an entr".utf8))
         try handle.close()
-        lock.release()
         try workspace.append("j.md", line: "next entry")
         #expect(fixture.contents("j.md") == "whole entry\nnext entry\n")
     }
 
     @Test func aCompletedAppendIsNotCutBackEvenIfItsIntentRemains() throws {
         try workspace.append("j.md", line: "one")
-        let target = try workspace.resolve("j.md")
-        let identity = try #require(try FileSnapshot.identity(target.absolute, displayPath: "j.md"))
-        let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("j.md")), label: "j.md", timeout: .seconds(1))
-        try lock.recordIntent(.append(inode: identity.inode, start: 0, length: identity.size), durable: false)
-        lock.release()
+        _ = try leaveAppendIntent("j.md", start: 0, length: 4)
         try workspace.append("j.md", line: "two")
         #expect(fixture.contents("j.md") == "one\ntwo\n")
     }
