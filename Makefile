@@ -5,9 +5,9 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 SWIFT_FLAGS ?=
-# Debian packages the build and tests need. WorkspaceCore needs none beyond Swift; the
-# watcher (libinotifytools0-dev) and sync (libsqlite3-dev) will add theirs here.
-APT_PACKAGES :=
+# Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
+# and trigger queue), inotify-tools (inotifywait, the peer `make bench` compares with).
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean

@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks).
@@ -29,10 +30,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libinotifytools (Debian: libinotifytools0-dev); only WorkspaceWatcher/Inotify/InotifyReader.swift imports it.
+        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        // The system SQLite (Debian: libsqlite3-dev); only WorkspaceWatcher/Storage/SQLiteDatabase.swift imports it.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "WorkspaceWatcher",
+            dependencies: [
+                "WorkspaceCore", "CInotifyTools", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore",
+                "WorkspaceCore", "WorkspaceWatcher",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -55,8 +68,12 @@ let package = Package(
             dependencies: ["WorkspaceCore"]
         ),
         .testTarget(
+            name: "WorkspaceWatcherTests",
+            dependencies: ["WorkspaceWatcher", "WorkspaceCore"]
+        ),
+        .testTarget(
             name: "RelayIntegrationTests",
-            dependencies: ["WorkspaceCore", "relay", "relay-stress"]
+            dependencies: ["WorkspaceCore", "WorkspaceWatcher", "relay", "relay-stress"]
         ),
     ]
 )

@@ -24,6 +24,10 @@ public struct Workspace: Sendable {
     /// Files larger than this are replaced without keeping their old version in the store.
     public var maximumArchivedSize: Int
     public var logger: Logger
+    /// Whether this workspace's writes may start triggers. Off (the default) for the engine —
+    /// agents' outputs and files sync brings are recognised by the watcher and start nothing;
+    /// on for `relay fs`, where a person or a script is dropping a file on purpose.
+    public var writesTrigger: Bool
 
     /// The environment variable that names the workspace when `-w` is not given.
     public static let environmentVariable = "RELAY_WORKSPACE"
@@ -35,6 +39,7 @@ public struct Workspace: Sendable {
         self.lockTimeout = .seconds(30)
         self.maximumArchivedSize = 64 * 1024 * 1024
         self.logger = logger
+        self.writesTrigger = false
     }
 
     /// Opens the workspace whose root is exactly `path`.

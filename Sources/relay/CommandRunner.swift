@@ -1,5 +1,6 @@
 import ArgumentParser
 import WorkspaceCore
+import WorkspaceWatcher
 
 /// Runs the root command and turns errors into exit statuses the design promises:
 /// 0 ok, 1 the operation failed, 2 bad usage or bad configuration.
@@ -16,6 +17,9 @@ enum CommandRunner {
         } catch let error as WorkspaceError {
             Terminal.error(error.message)
             return error.isUsageError ? 2 : 1
+        } catch let error as WatcherError {
+            Terminal.error(error.message)
+            return 1
         } catch let error as CommandFailure {
             Terminal.error(error.message)
             return error.status

@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import WorkspaceCore
+import WorkspaceWatcher
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,9 +22,20 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    struct Output: Codable {
+        var workspace: Workspace.Status
+        var watcher: Watcher
+        struct Watcher: Codable { var running: Bool; var pid: Int32?; var triggers: [String: Int] }
+    }
+
     func run() throws {
-        let status = try options.open().status()
-        if json { return try printJSON(status) }
+        let workspace = try options.open()
+        let status = try workspace.status()
+        let pid = DaemonLock.runningHolder("watch", in: workspace)
+        let counts = try WatchService.queueCounts(workspace: workspace)
+        if json {
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts)))
+        }
         print("Workspace  \(status.root)")
         print("Replica    \(status.replicaID)   (layout \(status.formatVersion))")
         print("Content    \(status.files) files in \(status.folders) folders, \(formatBytes(status.bytes))")
@@ -35,6 +47,10 @@ struct StatusCommand: ParsableCommand {
         if !status.activeTemporaries.isEmpty {
             print("Writing    \(status.activeTemporaries.count) write(s) in progress")
         }
+        print("Watcher    " + (pid.map { "running (pid \($0))" } ?? "not running (start it with `relay watch`)"))
+        let order = ["pending", "running", "done", "failed"]
+        let queue = order.compactMap { state in counts[state].map { "\($0) \(state)" } }
+        print("Triggers   " + (queue.isEmpty ? "none yet" : queue.joined(separator: ", ")))
     }
 }
 

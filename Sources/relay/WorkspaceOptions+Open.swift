@@ -16,6 +16,8 @@ extension WorkspaceOptions {
         workspace.lockTimeout = .milliseconds(Int64((lockTimeout * 1000).rounded()))
         workspace.durable = durable
         workspace.logger = RelayLogging.logger
+        // A person or script using `relay fs` drops files on purpose: they may start triggers.
+        workspace.writesTrigger = true
         return workspace
     }
 }

@@ -124,9 +124,12 @@ struct CommandLineTests {
     @Test func statusJSONReportsReplicaAndCounts() throws {
         let s = try ScratchWorkspace()
         let status = try s.relay(["status", "-w", s.root, "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: status.standardOutput) as? [String: Any])
+        let root = try #require(try JSONSerialization.jsonObject(with: status.standardOutput) as? [String: Any])
+        let object = try #require(root["workspace"] as? [String: Any])
         #expect((object["replicaID"] as? String)?.count == 16)
         #expect((object["files"] as? Int ?? 0) >= 8)
+        let watcher = try #require(root["watcher"] as? [String: Any])
+        #expect(watcher["running"] as? Bool == false)
     }
 }
 

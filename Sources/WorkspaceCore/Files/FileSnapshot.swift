@@ -24,6 +24,23 @@ struct FileIdentity: Equatable, Sendable {
     var permissions: mode_t { mode & 0o7777 }
 }
 
+/// The part of a file's identity that tells one version from the next: inode, size, mtime.
+public struct FileStamp: Sendable, Hashable, Codable {
+    public var inode: UInt64
+    public var size: Int
+    public var modifiedNanoseconds: Int64
+
+    public init(inode: UInt64, size: Int, modifiedNanoseconds: Int64) {
+        self.inode = inode
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
+
+    init(_ identity: FileIdentity) {
+        self.init(inode: identity.inode, size: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds)
+    }
+}
+
 struct FileSnapshot: Sendable {
     var identity: FileIdentity
     var bytes: [UInt8]

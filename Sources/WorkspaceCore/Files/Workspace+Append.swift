@@ -55,7 +55,7 @@ extension Workspace {
             lock.clearIntent()
             if identity.size == 0 || lock.isLastInstalled(identity), case .success(let after) = Syscall.fstat(fd) {
                 // Still a file only Relay has written since it last looked: remember it as such.
-                lock.recordInstalled(FileIdentity(after))
+                lock.recordInstalled(FileIdentity(after), triggers: writesTrigger)
             }
             return AppendResult(path: target.relative, offset: identity.size, length: payload.count)
         }

@@ -160,7 +160,7 @@ extension Workspace {
             }
         }
         lock.clearIntent()
-        lock.recordInstalled(installed.identity)
+        lock.recordInstalled(installed.identity, triggers: writesTrigger)
         let record = VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: path.relative, operation: operation,
             replaced: snapshot?.hash, replacedSize: snapshot?.bytes.count, replacedStored: stored,
@@ -206,5 +206,17 @@ extension Workspace {
             if age >= Self.quietPeriodNanoseconds || now - start >= Self.quietWaitLimitNanoseconds { return }
             Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds - max(0, age))
         }
+    }
+}
+
+extension Workspace {
+    /// Whether the file at `relative` (a resolved path) with this stamp is exactly what Relay
+    /// last wrote there with `writesTrigger` off: an agent's output or a file sync brought,
+    /// which must not start a relay (no loops). Reads the lock file without locking.
+    public func isOwnQuietWrite(_ relative: String, stamp: FileStamp) -> Bool {
+        guard case .success(let fd) = Syscall.open(lockFile(key: Self.lockKey(relative)), O_RDONLY) else { return false }
+        defer { Syscall.close(fd) }
+        guard let record = CoordinatedLock.installedRecord(fd: fd) else { return false }
+        return record.stamp == stamp && !record.triggers
     }
 }

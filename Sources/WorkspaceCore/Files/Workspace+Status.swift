@@ -32,7 +32,7 @@ extension Workspace {
             }
         }
         var locked: [String] = []
-        for key in (try? Syscall.listDirectory(layout.locks).get()) ?? [] {
+        for key in (try? Syscall.listDirectory(layout.locks).get()) ?? [] where !key.hasPrefix("@") {
             let file = lockFile(key: key)
             if CoordinatedLock.isHeld(lockFile: file) {
                 let label = (try? FileSnapshot.read(file, displayPath: file))?.map {
@@ -101,7 +101,8 @@ extension Workspace {
 }
 
 extension String {
-    var trimmingWhitespace: String {
+    /// The string without leading and trailing white space.
+    public var trimmingWhitespace: String {
         var text = Substring(self)
         while let first = text.first, first.isWhitespace { text = text.dropFirst() }
         while let last = text.last, last.isWhitespace { text = text.dropLast() }

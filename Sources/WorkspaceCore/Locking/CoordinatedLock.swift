@@ -145,20 +145,27 @@ final class CoordinatedLock {
     /// Where the identity of the version Relay last put at the path is kept.
     static var installedOffset: Int { intentOffset + intentLength }
 
-    /// Remembers the file Relay just put in place (inode, size, mtime): Relay's own writes
-    /// are never half done, so an update need not wait for them to settle.
-    func recordInstalled(_ identity: FileIdentity) {
-        var bytes = Array("I \(identity.inode) \(identity.size) \(identity.modifiedNanoseconds)\n".utf8)
+    /// Remembers the file Relay just put in place (inode, size, mtime) and whether it should
+    /// start triggers. Relay's own writes are never half done, so an update need not wait for
+    /// them to settle, and the watcher can tell them from a person's.
+    func recordInstalled(_ identity: FileIdentity, triggers: Bool) {
+        var bytes = Array("I \(identity.inode) \(identity.size) \(identity.modifiedNanoseconds) \(triggers ? "T" : "Q")\n".utf8)
         bytes += [UInt8](repeating: 0, count: max(0, 128 - bytes.count))
         _ = Syscall.pwriteAll(fd, bytes, offset: Self.installedOffset)
     }
 
     /// Whether `identity` is the file Relay last put in place.
     func isLastInstalled(_ identity: FileIdentity) -> Bool {
-        guard case .success(let bytes) = Syscall.pread(fd, count: 128, offset: Self.installedOffset) else { return false }
+        Self.installedRecord(fd: fd)?.stamp == FileStamp(identity)
+    }
+
+    /// The last-installed record of a lock file, read without taking the lock.
+    static func installedRecord(fd: CInt) -> (stamp: FileStamp, triggers: Bool)? {
+        guard case .success(let bytes) = Syscall.pread(fd, count: 128, offset: installedOffset) else { return nil }
         let fields = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self).split(separator: " ")
-        return fields.count == 4 && fields[0] == "I" && fields[1] == Substring(String(identity.inode))
-            && fields[2] == Substring(String(identity.size)) && fields[3] == Substring(String(identity.modifiedNanoseconds))
+        guard fields.count == 5, fields[0] == "I", let inode = UInt64(fields[1]), let size = Int(fields[2]),
+              let modified = Int64(fields[3]) else { return nil }
+        return (FileStamp(inode: inode, size: size, modifiedNanoseconds: modified), fields[4] == "T")
     }
 
     func clearIntent() {

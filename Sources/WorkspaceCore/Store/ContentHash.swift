@@ -9,9 +9,14 @@ public struct ContentHash: Sendable, Hashable, Comparable, CustomStringConvertib
     public init<Bytes: Sequence>(of bytes: Bytes) where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(data: Array(bytes))
+        self.init(digest: Array(hasher.finalize()))
+    }
+
+    /// From the 32 bytes of a finished SHA-256.
+    init(digest: [UInt8]) {
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        for byte in hasher.finalize() {
+        for byte in digest {
             text.append(Self.digits[Int(byte >> 4)])
             text.append(Self.digits[Int(byte & 0x0f)])
         }

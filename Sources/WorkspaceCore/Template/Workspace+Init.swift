@@ -75,6 +75,7 @@ extension Workspace {
             switch Syscall.renameNoReplace(temporary.absolute, target.absolute) {
             case .success:
                 if durable { try syncFolder(target.parentAbsolute) }
+                lock.recordInstalled(temporary.identity, triggers: writesTrigger)
                 return true
             case .failure(.fileExists):
                 _ = Syscall.unlink(temporary.absolute)

@@ -1,0 +1,136 @@
+/// A JSON object being read as configuration, with the path that leads to it, so every error
+/// names the file, the line and the field.
+///
+/// For example:
+/// ```swift
+/// let root = try ConfigurationObject(parsing: bytes, file: "relay.json")
+/// for trigger in try root.objects("triggers") {
+///     try trigger.allowOnly(["pattern", "relay", "command"])
+///     let pattern = try trigger.string("pattern")
+/// }
+/// ```
+public struct ConfigurationObject: Sendable {
+    public let file: String
+    /// The field path to this object, e.g. "triggers[2]"; "" for the root.
+    public let path: String
+    let node: JSONNode
+    let members: [JSONNode.Member]
+
+    public init(parsing bytes: [UInt8], file: String) throws {
+        let node = try JSONNode.parse(bytes, file: file)
+        try self.init(node: node, file: file, path: "")
+    }
+
+    init(node: JSONNode, file: String, path: String) throws {
+        guard case .object(let members) = node.value else {
+            throw WorkspaceError(.invalidInput, "\(file):\(node.line):\(node.column): \(path.isEmpty ? "the document" : path) must be an object, not \(node.kindName)", path: file)
+        }
+        self.file = file
+        self.path = path
+        self.node = node
+        self.members = members
+    }
+
+    public var keys: [String] { members.map(\.key) }
+    public var line: Int { node.line }
+
+    func field(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    func fail(_ member: JSONNode.Member, _ message: String) -> WorkspaceError {
+        WorkspaceError(.invalidInput, "\(file):\(member.value.line):\(member.value.column): \(field(member.key)): \(message)", path: file)
+    }
+
+    /// An error about this object as a whole, at its line.
+    public func failure(_ message: String) -> WorkspaceError {
+        WorkspaceError(.invalidInput, "\(file):\(node.line):\(node.column): \(path.isEmpty ? "" : path + ": ")\(message)", path: file)
+    }
+
+    /// Rejects any member not in `allowed`, naming it and listing what is allowed.
+    public func allowOnly(_ allowed: [String]) throws {
+        for member in members where !allowed.contains(member.key) {
+            throw WorkspaceError(
+                .invalidInput,
+                "\(file):\(member.line):\(member.column): \(field(member.key)): unknown field '\(member.key)' (allowed here: \(allowed.joined(separator: ", ")))",
+                path: file)
+        }
+    }
+
+    public func contains(_ key: String) -> Bool { members.contains { $0.key == key } }
+
+    private func member(_ key: String, required: Bool) throws -> JSONNode.Member? {
+        if let member = members.first(where: { $0.key == key }) {
+            if case .null = member.value.value, !required { return nil }
+            return member
+        }
+        if required { throw failure("missing field '\(key)'") }
+        return nil
+    }
+
+    public func string(_ key: String) throws -> String {
+        try optionalString(key, required: true)!
+    }
+
+    public func optionalString(_ key: String, required: Bool = false) throws -> String? {
+        guard let member = try member(key, required: required) else { return nil }
+        guard case .string(let text) = member.value.value else { throw fail(member, "expected a string, found \(member.value.kindName)") }
+        return text
+    }
+
+    public func optionalNumber(_ key: String, in range: ClosedRange<Double>? = nil) throws -> Double? {
+        guard let member = try member(key, required: false) else { return nil }
+        guard case .number(let value) = member.value.value else { throw fail(member, "expected a number, found \(member.value.kindName)") }
+        if let range, !range.contains(value) {
+            throw fail(member, "\(value) is out of range (\(range.lowerBound)…\(range.upperBound))")
+        }
+        return value
+    }
+
+    public func optionalInteger(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try optionalNumber(key) else { return nil }
+        let member = members.first { $0.key == key }!
+        guard value == value.rounded(), let integer = Int(exactly: value), range.contains(integer) else {
+            throw fail(member, "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(value)")
+        }
+        return integer
+    }
+
+    public func optionalBool(_ key: String) throws -> Bool? {
+        guard let member = try member(key, required: false) else { return nil }
+        guard case .bool(let value) = member.value.value else { throw fail(member, "expected true or false, found \(member.value.kindName)") }
+        return value
+    }
+
+    /// An array of strings (a missing field is an empty array).
+    public func strings(_ key: String) throws -> [String] {
+        guard let member = try member(key, required: false) else { return [] }
+        guard case .array(let elements) = member.value.value else { throw fail(member, "expected an array of strings, found \(member.value.kindName)") }
+        return try elements.enumerated().map { offset, element in
+            guard case .string(let text) = element.value else {
+                throw WorkspaceError(.invalidInput, "\(file):\(element.line):\(element.column): \(field(key))[\(offset)]: expected a string, found \(element.kindName)", path: file)
+            }
+            return text
+        }
+    }
+
+    public func optionalObject(_ key: String) throws -> ConfigurationObject? {
+        guard let member = try member(key, required: false) else { return nil }
+        return try ConfigurationObject(node: member.value, file: file, path: field(key))
+    }
+
+    /// An array of objects (a missing field is an empty array).
+    public func objects(_ key: String) throws -> [ConfigurationObject] {
+        guard let member = try member(key, required: false) else { return [] }
+        guard case .array(let elements) = member.value.value else { throw fail(member, "expected an array, found \(member.value.kindName)") }
+        return try elements.enumerated().map { offset, element in
+            try ConfigurationObject(node: element, file: file, path: "\(field(key))[\(offset)]")
+        }
+    }
+
+    /// The members of an object-valued field, each as an object (`"relays": {"chat": {…}}`).
+    public func objectMembers(_ key: String) throws -> [(name: String, object: ConfigurationObject)] {
+        guard let container = try optionalObject(key) else { return [] }
+        return try container.members.map { member in
+            (member.key, try ConfigurationObject(node: member.value, file: file, path: container.field(member.key)))
+        }
+    }
+}

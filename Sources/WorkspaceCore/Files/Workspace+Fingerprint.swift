@@ -1,0 +1,43 @@
+import Crypto
+import Glibc
+
+extension Workspace {
+    /// The stamp (inode, size, mtime) of a regular file, without reading it; nil when the path
+    /// is missing or not a regular file. `relative` must already be a workspace path the caller
+    /// trusts (the watcher's own listing), it is not resolved through the sandbox.
+    public func stamp(ofFileAt relative: String) -> FileStamp? {
+        guard case .success(let info) = Syscall.lstat(layout.absolute(relative)), FileKind(info.st_mode) == .regular else { return nil }
+        return FileStamp(FileIdentity(info))
+    }
+
+    /// The stamp and SHA-256 of a regular file, hashed in 64 KiB pieces (any size, little
+    /// memory). Returns nil when the file is missing, not regular, or kept changing while read.
+    public func fingerprint(ofFileAt relative: String) throws -> (stamp: FileStamp, hash: ContentHash)? {
+        let absolute = layout.absolute(relative)
+        for _ in 0..<5 {
+            let fd: CInt
+            switch Syscall.open(absolute, O_RDONLY | O_NOFOLLOW) {
+            case .success(let value): fd = value
+            case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory): return nil
+            case .failure(let errno): throw WorkspaceError.system(errno, "open", path: relative)
+            }
+            defer { Syscall.close(fd) }
+            let before = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
+            guard FileKind(before.mode) == .regular else { return nil }
+            var hasher = SHA256()
+            var offset = 0
+            while true {
+                let chunk = try Syscall.pread(fd, count: 65_536, offset: offset).orThrow("read", path: relative)
+                if chunk.isEmpty { break }
+                hasher.update(data: chunk)
+                offset += chunk.count
+            }
+            let after = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
+            if before == after && offset == after.size {
+                return (FileStamp(after), ContentHash(digest: Array(hasher.finalize())))
+            }
+            Syscall.sleep(nanoseconds: 5_000_000)
+        }
+        return nil
+    }
+}

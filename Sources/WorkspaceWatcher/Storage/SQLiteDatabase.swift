@@ -1,0 +1,150 @@
+// The one file that talks to SQLite (the system library, Debian's libsqlite3). A thin,
+// synchronous wrapper: the watcher's index and trigger queue use it from one actor.
+
+import CSQLite
+import Foundation
+
+/// An error from SQLite, with the database file and the statement that failed.
+public struct SQLiteError: Error, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var description: String { message }
+}
+
+/// A connection to one database file, in WAL mode with a busy timeout, so the daemon and
+/// `relay status` can read it at the same time.
+final class SQLiteDatabase {
+    private var handle: OpaquePointer?
+    let file: String
+
+    init(file: String) throws {
+        self.file = file
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(file, &handle, flags, nil)
+        guard result == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw SQLiteError(code: result, message: "\(file): cannot open the database: \(message)")
+        }
+        sqlite3_busy_timeout(handle, 10_000)
+        try execute("PRAGMA journal_mode = WAL")
+        try execute("PRAGMA synchronous = NORMAL")
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs statements that return no rows.
+    func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if result != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? "error \(result)"
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: result, message: "\(file): \(message) (in: \(sql.prefix(80)))")
+        }
+    }
+
+    /// Runs `body` in one transaction (BEGIN IMMEDIATE … COMMIT, or ROLLBACK when it throws).
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func prepare(_ sql: String) throws -> Statement {
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard result == SQLITE_OK, let statement else {
+            throw SQLiteError(code: result, message: "\(file): \(String(cString: sqlite3_errmsg(handle))) (in: \(sql.prefix(80)))")
+        }
+        return Statement(statement: statement, database: self)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    fileprivate func failure(_ result: Int32, _ sql: String) -> SQLiteError {
+        SQLiteError(code: result, message: "\(file): \(String(cString: sqlite3_errmsg(handle))) (in: \(sql.prefix(80)))")
+    }
+
+    /// A prepared statement: bind values, step through rows, reset, run again.
+    final class Statement {
+        private let statement: OpaquePointer
+        private unowned let database: SQLiteDatabase
+
+        fileprivate init(statement: OpaquePointer, database: SQLiteDatabase) {
+            self.statement = statement
+            self.database = database
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        enum Value {
+            case integer(Int64)
+            case text(String)
+            case real(Double)
+            case null
+        }
+
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+        /// Binds the values to ?1, ?2, … after resetting the statement.
+        @discardableResult
+        func bind(_ values: [Value]) -> Statement {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            for (offset, value) in values.enumerated() {
+                let index = Int32(offset + 1)
+                switch value {
+                case .integer(let number): sqlite3_bind_int64(statement, index, number)
+                case .text(let text): sqlite3_bind_text(statement, index, text, -1, Self.transient)
+                case .real(let number): sqlite3_bind_double(statement, index, number)
+                case .null: sqlite3_bind_null(statement, index)
+                }
+            }
+            return self
+        }
+
+        /// Runs a statement that returns no rows.
+        func run(_ values: [Value] = []) throws {
+            bind(values)
+            let result = sqlite3_step(statement)
+            guard result == SQLITE_DONE || result == SQLITE_ROW else { throw database.failure(result, String(cString: sqlite3_sql(statement))) }
+            sqlite3_reset(statement)
+        }
+
+        /// Runs a query and maps each row.
+        func rows<T>(_ values: [Value] = [], _ map: (Row) throws -> T) throws -> [T] {
+            bind(values)
+            var results: [T] = []
+            while true {
+                let result = sqlite3_step(statement)
+                if result == SQLITE_DONE { break }
+                guard result == SQLITE_ROW else { throw database.failure(result, String(cString: sqlite3_sql(statement))) }
+                results.append(try map(Row(statement: statement)))
+            }
+            sqlite3_reset(statement)
+            return results
+        }
+    }
+
+    /// One row of a result, read by column index.
+    struct Row {
+        fileprivate let statement: OpaquePointer
+
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        func text(_ column: Int32) -> String {
+            guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+            return String(cString: pointer)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import WorkspaceCore
+import Logging
+
+/// Appends log lines to a file (the daemon's `.relay/log/watch.log`), one line per message
+/// with its metadata, in the same shape as swift-log's stream handler.
+struct FileLogHandler: LogHandler {
+    let label: String
+    let file: FileHandle?
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String, path: String) {
+        self.label = label
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        self.file = FileHandle(forWritingAtPath: path)
+        _ = try? file?.seekToEnd()
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let line = "\(ISO8601DateFormatter().string(from: Date())) \(event.level) \(label): \(event.message)\(details)\n"
+        try? file?.write(contentsOf: Data(line.utf8))
+    }
+}
+
+extension RelayLogging {
+    /// The daemon's logger: standard error at RELAY_LOG_LEVEL (default notice) and
+    /// `.relay/log/watch.log` at info.
+    static func daemonLogger(workspace: Workspace) -> Logger {
+        let folder = workspace.layout.state + "/log"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let level = ProcessInfo.processInfo.environment["RELAY_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .notice
+        return Logger(label: "relay.watch") { label in
+            var console = StreamLogHandler.standardError(label: label)
+            console.logLevel = level
+            var file = FileLogHandler(label: label, path: folder + "/watch.log")
+            file.logLevel = min(level, .info)
+            return MultiplexLogHandler([console, file])
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import WorkspaceCore
+import WorkspaceWatcher
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Watch the workspace and start triggers when files arrive.",
+        discussion: """
+            The daemon: reconciles its index with the folder (so files that arrived while it was \
+            down count), watches with inotify, waits until each file has settled, and starts the \
+            triggers of relay.json exactly once per file content. Relay's own writes start nothing. \
+            Logs go to standard error and .relay/log/watch.log; SIGTERM or Ctrl-C stops it \
+            cleanly, keeping every queued trigger for the next start.
+
+            The first start takes the files already there as the baseline: they start nothing.
+
+            Examples:
+              relay watch
+              relay watch -w ~/notes
+              RELAY_LOG_LEVEL=info relay watch   # log every trigger
+            """
+    )
+
+    @OptionGroup var options: WorkspaceOptions
+
+    func run() async throws {
+        var workspace = try options.open()
+        workspace.writesTrigger = false  // the daemon writes as the engine
+        let configuration = try WatchConfiguration.load(from: workspace)
+        let (lock, holder) = try DaemonLock.acquire("watch", in: workspace)
+        guard let lock else {
+            throw CommandFailure(message: "another `relay watch` is already running on \(workspace.root) (pid \(holder.map(String.init) ?? "?"))")
+        }
+        defer { lock.release() }
+
+        let logger = RelayLogging.daemonLogger(workspace: workspace)
+        workspace.logger = logger
+        var serviceOptions = WatchService.Options()
+        if let stall = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_STALL_MS"].flatMap(Int.init) {
+            serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
+        }
+        let service = WatchService(workspace: workspace, configuration: configuration, launcher: nil, logger: logger, options: serviceOptions)
+        logger.notice("relay watch started", metadata: [
+            "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
+            "relay.settle.ms": "\(configuration.settle.components.seconds * 1000 + configuration.settle.components.attoseconds / 1_000_000_000_000_000)",
+        ])
+        let group = ServiceGroup(
+            services: [WatchDaemon(service: service)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger)
+        try await group.run()
+    }
+}
+
+/// `WatchService` as a ServiceLifecycle service: graceful shutdown cancels it, which it
+/// handles by stopping cleanly.
+struct WatchDaemon: Service {
+    let service: WatchService
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await service.run()
+        }
+    }
+}
