@@ -18,7 +18,8 @@ public actor WatchService {
         public var tick: Duration = .milliseconds(10)
         /// How long running commands get to finish when the service stops.
         public var shutdownGrace: Duration = .seconds(10)
-        /// Test hook: stall the inotify reader after its first event so the kernel queue overflows.
+        /// Test hook: stall the inotify reader when a file named `relay-test-stall` appears, so the
+        /// kernel queue overflows.
         public var stallReaderAfterFirstEvent: Duration?
         public init() {}
     }

@@ -53,10 +53,13 @@ func run(_ executable: String, _ arguments: [String], input: Data = Data(), envi
 
 /// Starts a child that runs until killed; its output goes nowhere.
 /// With `errorLog`, its standard error goes to that file, for the test's failure message.
-func spawn(_ executable: String, _ arguments: [String], errorLog: String? = nil) throws -> Process {
+func spawn(_ executable: String, _ arguments: [String], errorLog: String? = nil, environment: [String: String] = [:]) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     process.standardOutput = FileHandle.nullDevice
     if let errorLog {
         FileManager.default.createFile(atPath: errorLog, contents: nil)

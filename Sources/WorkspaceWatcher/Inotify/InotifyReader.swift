@@ -16,8 +16,8 @@ import WorkspaceCore
 final class InotifyReader: @unchecked Sendable {
     let root: String
     let logger: Logger
-    /// Test hook: stall the reader this long after its first event, so the kernel queue
-    /// overflows (RELAY_WATCH_TEST_STALL_MS).
+    /// Test hook: stall the reader this long when it sees a file named `relay-test-stall`,
+    /// so that the kernel queue overflows (RELAY_WATCH_TEST_STALL_MS).
     let stallAfterFirstEvent: Duration?
 
     // Touched only by the thread that called `start` (before the reader thread starts) and then
@@ -107,7 +107,7 @@ final class InotifyReader: @unchecked Sendable {
             let name: String = length == 0 ? "" : UnsafeRawPointer(event).advanced(by: MemoryLayout<inotify_event>.size)
                 .withMemoryRebound(to: CChar.self, capacity: length) { String(cString: $0) }
             handle(wd: wd, mask: mask, name: name)
-            if let stall = stallAfterFirstEvent, !stalled {
+            if let stall = stallAfterFirstEvent, !stalled, name == "relay-test-stall" {
                 stalled = true
                 logger.warning("test hook: stalling the inotify reader", metadata: ["relay.stall": "\(stall)"])
                 Thread.sleep(forTimeInterval: Double(stall.components.seconds) + Double(stall.components.attoseconds) / 1e18)

@@ -7,6 +7,7 @@
 //   relay-stress append-forever WS PATH TAG        the same without end
 //   relay-stress increment WS PATH COUNT           COUNT read-modify-write increments of a counter
 //   relay-stress update-append WS PATH COUNT TAG   COUNT updates that each add a line "TAG i"
+//   relay-stress write WS PATH TEXT                one atomic write, as the engine (an agent) writes
 
 import Crypto
 import Foundation
@@ -67,6 +68,8 @@ do {
             try workspace.write(arguments[2], bytes: version(n))
             n += 1
         }
+    case ("write", 4):
+        try openWorkspace(arguments[1]).write(arguments[2], string: arguments[3])
     case ("verify", 2):
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: arguments[1])))
         guard let n = verify(bytes) else { fail("\(arguments[1]): not a whole version (\(bytes.count) bytes)") }

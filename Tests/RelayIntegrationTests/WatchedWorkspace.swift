@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import WorkspaceCore
+import WorkspaceWatcher
+
+/// A workspace with a real `relay watch` daemon on it, for the watcher's integration tests.
+/// Its command triggers append "PATH HASH" to `firedLog`, outside the workspace.
+final class WatchedWorkspace: @unchecked Sendable {
+    let scratch: ScratchWorkspace
+    var daemon: Process?
+    var daemonLog: String { scratch.base + "/daemon.log" }
+    var firedLog: String { scratch.base + "/fired.log" }
+    var root: String { scratch.root }
+
+    /// `triggers` as in relay.json; "$FIRED" in a command becomes the fired log's path.
+    init(triggers: [[String: Any]], settleMilliseconds: Int = 50) throws {
+        scratch = try ScratchWorkspace()
+        let file = scratch.path("relay.json")
+        var configuration = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as! [String: Any]
+        configuration["triggers"] = triggers.map { trigger -> [String: Any] in
+            var trigger = trigger
+            if let command = trigger["command"] as? String {
+                trigger["command"] = command.replacingOccurrences(of: "$FIRED", with: firedLog)
+            }
+            return trigger
+        }
+        configuration["watch"] = ["settleMilliseconds": settleMilliseconds, "settleLimitSeconds": 30]
+        try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: file))
+        FileManager.default.createFile(atPath: firedLog, contents: nil)
+    }
+
+    deinit { if let daemon, daemon.isRunning { killHard(daemon) } }
+
+    /// The usual command trigger: record the path and hash, once per run.
+    static func recording(_ pattern: String, name: String? = nil) -> [String: Any] {
+        var trigger: [String: Any] = ["pattern": pattern, "command": "printf '%s %s\\n' \"$RELAY_PATH\" \"$RELAY_HASH\" >> '$FIRED'"]
+        if let name { trigger["name"] = name }
+        return trigger
+    }
+
+    /// Starts the daemon and waits until it has caught up (a cookie round trip).
+    func start(environment: [String: String] = [:]) throws {
+        let log = scratch.base + "/daemon-\(UUID().uuidString.prefix(8)).log"
+        daemon = try spawn(Binaries.relay, ["watch", "-w", root], errorLog: log,
+                           environment: ["RELAY_LOG_LEVEL": "info"].merging(environment) { _, new in new })
+        try? FileManager.default.removeItem(atPath: daemonLog)
+        try? FileManager.default.createSymbolicLink(atPath: daemonLog, withDestinationPath: log)
+        try waitForCookie(timeout: 60)
+    }
+
+    /// Writes a cookie file and waits until the daemon has handled it (and so everything that
+    /// was written before it).
+    func waitForCookie(timeout: TimeInterval = 120) throws {
+        let cookie = root + "/" + IgnoreRules.cookiePrefix + UUID().uuidString
+        FileManager.default.createFile(atPath: cookie, contents: Data("cookie".utf8))
+        let deadline = Date().addingTimeInterval(timeout)
+        while FileManager.default.fileExists(atPath: cookie) {
+            if let daemon, !daemon.isRunning {
+                throw WatchTestError("the daemon exited (status \(daemon.terminationStatus)): \(log())")
+            }
+            if Date() > deadline { throw WatchTestError("the daemon did not handle a cookie within \(Int(timeout)) s: \(log().suffix(2000))") }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// Waits until no trigger is pending or running (command triggers have all finished).
+    func waitUntilQueueIdle(timeout: TimeInterval = 120) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try queue().contains(where: { $0.state == "pending" || $0.state == "running" }) {
+            if Date() > deadline { throw WatchTestError("the trigger queue did not empty within \(Int(timeout)) s") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    func stop() {
+        guard let daemon, daemon.isRunning else { return }
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+    }
+
+    func crash() {
+        guard let daemon else { return }
+        killHard(daemon)
+    }
+
+    /// Lines of the fired log: "PATH HASH".
+    func fired() -> [String] {
+        ((try? String(contentsOfFile: firedLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    func firedPaths() -> [String] { fired().map { String($0.split(separator: " ").first ?? "") } }
+
+    func queue() throws -> [QueuedTrigger] {
+        try WatchService.queue(workspace: Workspace.open(at: root))
+    }
+
+    func log() -> String { (try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "" }
+
+    func path(_ relative: String) -> String { scratch.path(relative) }
+
+    func write(_ relative: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: path(relative))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+}
+
+struct WatchTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Creates `count` small files in `folder` as fast as plain system calls go.
+func burst(_ count: Int, in folder: String, prefix: String = "f") throws {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    for i in 0..<count {
+        let fd = open(folder + "/\(prefix)\(i).txt", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw WatchTestError("cannot create file \(i): errno \(errno)") }
+        let text = Array("file \(i) of the burst\n".utf8)
+        _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+}
