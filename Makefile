@@ -56,8 +56,12 @@ demo: build
 	printf '\nThe workspace is in %s. Agents (relay ask), the watcher, models and sync are not built yet.\n' "$$W"
 
 bench:
+	$(SWIFT) build -c release --product relay $(SWIFT_FLAGS)
 	$(SWIFT) build -c release --product relay-bench $(SWIFT_FLAGS)
+	$(SWIFT) build -c release --product relay-watch-bench $(SWIFT_FLAGS)
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-bench"
+	@echo
+	"$$($(SWIFT) build -c release --show-bin-path)/relay-watch-bench"
 
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"

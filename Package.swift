@@ -63,6 +63,11 @@ let package = Package(
             dependencies: ["WorkspaceCore"],
             path: "Tests/Benchmarks/relay-bench"
         ),
+        // `make bench`: the watcher against inotifywait.
+        .executableTarget(
+            name: "relay-watch-bench",
+            path: "Tests/Benchmarks/relay-watch-bench"
+        ),
         .testTarget(
             name: "WorkspaceCoreTests",
             dependencies: ["WorkspaceCore"]
