@@ -214,7 +214,7 @@ private struct JSONParser {
                     guard let scalar = UnicodeScalar(code) else { throw error("invalid \\u escape") }
                     scalars.append(scalar)
                 default:
-                    index -= 1
+                    index -= 2  // point at the backslash
                     throw error("invalid escape '\\\(Character(UnicodeScalar(escape)))' in a string")
                 }
             case 0x0a:

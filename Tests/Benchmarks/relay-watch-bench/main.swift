@@ -27,11 +27,15 @@ func shell(_ command: String) {
     process.waitUntilExit()
 }
 
-func writeFile(_ path: String, _ text: String) {
+/// Writes a file; returns the time just before close(), the moment IN_CLOSE_WRITE is made.
+@discardableResult
+func writeFile(_ path: String, _ text: String) -> Double {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     precondition(fd >= 0, "cannot create \(path)")
     _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    let closing = now()
     close(fd)
+    return closing
 }
 
 func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -161,8 +165,7 @@ do {
     daemon.waitForCookie()
     var relayLatencies: [Double] = []
     for i in 0..<samples {
-        writeFile(daemon.root + "/bench/drop-\(i).txt", "drop \(i)\n")
-        let closed = now()
+        let closed = writeFile(daemon.root + "/bench/drop-\(i).txt", "drop \(i)\n")
         let handled = daemon.waitForCookie()
         relayLatencies.append(handled - closed - Double(settleMilliseconds) / 1000)
     }
@@ -174,8 +177,7 @@ do {
     var peerLatencies: [Double] = []
     for i in 0..<samples {
         let path = peerRoot + "/bench/drop-\(i).txt"
-        writeFile(path, "drop \(i)\n")
-        let closed = now()
+        let closed = writeFile(path, "drop \(i)\n")
         peerLatencies.append(peer.time(of: path) - closed)
     }
     peer.stop()
