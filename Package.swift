@@ -41,6 +41,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Sync between replicas (design §7). So far: version vectors and the merges; the index,
+        // reconcile and transports are the open part of the sync issue.
+        .target(
+            name: "WorkspaceSync",
+            dependencies: ["WorkspaceCore"]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
@@ -71,6 +77,10 @@ let package = Package(
         .testTarget(
             name: "WorkspaceCoreTests",
             dependencies: ["WorkspaceCore"]
+        ),
+        .testTarget(
+            name: "WorkspaceSyncTests",
+            dependencies: ["WorkspaceSync"]
         ),
         .testTarget(
             name: "WorkspaceWatcherTests",
