@@ -32,12 +32,13 @@ let package = Package(
         ),
         // libinotifytools (Debian: libinotifytools0-dev); only WorkspaceWatcher/Inotify/InotifyReader.swift imports it.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
-        // The system SQLite (Debian: libsqlite3-dev); only WorkspaceWatcher/Storage/SQLiteDatabase.swift imports it.
+        // The system SQLite (Debian: libsqlite3-dev); only RelaySQLite/SQLiteDatabase.swift imports it.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "RelaySQLite", dependencies: ["CSQLite"]),
         .target(
             name: "WorkspaceWatcher",
             dependencies: [
-                "WorkspaceCore", "CInotifyTools", "CSQLite",
+                "WorkspaceCore", "CInotifyTools", "RelaySQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -45,12 +46,12 @@ let package = Package(
         // reconcile and transports are the open part of the sync issue.
         .target(
             name: "WorkspaceSync",
-            dependencies: ["WorkspaceCore"]
+            dependencies: ["WorkspaceCore", "RelaySQLite"]
         ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkspaceSyncTests",
-            dependencies: ["WorkspaceSync"]
+            dependencies: ["WorkspaceSync", "WorkspaceCore"]
         ),
         .testTarget(
             name: "WorkspaceWatcherTests",

@@ -137,7 +137,7 @@ struct CommandLineTests {
 @Suite("relay --help")
 struct HelpTests {
     static let commands: [[String]] = [
-        [], ["init"], ["status"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
+        [], ["init"], ["status"], ["watch"], ["sync"], ["conflicts"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
         ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"],
     ]
 

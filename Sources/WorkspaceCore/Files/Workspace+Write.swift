@@ -52,3 +52,31 @@ extension Workspace {
         }
     }
 }
+
+extension Workspace {
+    /// Deletes the file at `path` under its lock, keeping its content in the store (a delete is
+    /// a replacement by nothing). With `expected`, deletes only if the file still has that hash,
+    /// so a person's edit made meanwhile is never deleted; returns false then.
+    ///
+    /// - throws: `.notFound` when there is no file, `.isADirectory` for a folder.
+    @discardableResult
+    public func remove(_ path: String, expected: ContentHash? = nil, operation: String = "delete") throws -> Bool {
+        let target = try resolve(path)
+        return try coordinated(target) { lock in
+            guard let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative) else {
+                throw WorkspaceError(.notFound, "\(target.relative): no such file", path: target.relative)
+            }
+            if let expected, snapshot.hash != expected { return false }
+            let stored = snapshot.bytes.count <= maximumArchivedSize
+            if stored { try objects.store(snapshot.bytes) }
+            try Syscall.unlink(target.absolute).orThrow("delete", path: target.relative)
+            if durable { try syncFolder(target.parentAbsolute) }
+            let record = VersionRecord(
+                timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation,
+                replaced: snapshot.hash, replacedSize: snapshot.bytes.count, replacedStored: stored,
+                installed: ContentHash(of: [UInt8]()), installedSize: 0)
+            try appendHistory(record, key: Self.lockKey(target.relative))
+            return true
+        }
+    }
+}

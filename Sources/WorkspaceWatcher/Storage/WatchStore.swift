@@ -1,4 +1,5 @@
 import Foundation
+import RelaySQLite
 import WorkspaceCore
 
 /// The watcher's persistent state in `.relay/watch.sqlite`:

@@ -1,5 +1,6 @@
 // The one file that talks to SQLite (the system library, Debian's libsqlite3). A thin,
-// synchronous wrapper: the watcher's index and trigger queue use it from one actor.
+// synchronous wrapper; the watcher's queue and the sync index each use one connection from
+// one actor or thread at a time.
 
 import CSQLite
 import Foundation
@@ -13,11 +14,11 @@ public struct SQLiteError: Error, CustomStringConvertible {
 
 /// A connection to one database file, in WAL mode with a busy timeout, so the daemon and
 /// `relay status` can read it at the same time.
-final class SQLiteDatabase {
+public final class SQLiteDatabase {
     private var handle: OpaquePointer?
-    let file: String
+    public let file: String
 
-    init(file: String) throws {
+    public init(file: String) throws {
         self.file = file
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(file, &handle, flags, nil)
@@ -34,7 +35,7 @@ final class SQLiteDatabase {
     deinit { sqlite3_close_v2(handle) }
 
     /// Runs statements that return no rows.
-    func execute(_ sql: String) throws {
+    public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if result != SQLITE_OK {
@@ -45,7 +46,7 @@ final class SQLiteDatabase {
     }
 
     /// Runs `body` in one transaction (BEGIN IMMEDIATE … COMMIT, or ROLLBACK when it throws).
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -57,7 +58,7 @@ final class SQLiteDatabase {
         }
     }
 
-    func prepare(_ sql: String) throws -> Statement {
+    public func prepare(_ sql: String) throws -> Statement {
         var statement: OpaquePointer?
         let result = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard result == SQLITE_OK, let statement else {
@@ -67,15 +68,15 @@ final class SQLiteDatabase {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     fileprivate func failure(_ result: Int32, _ sql: String) -> SQLiteError {
         SQLiteError(code: result, message: "\(file): \(String(cString: sqlite3_errmsg(handle))) (in: \(sql.prefix(80)))")
     }
 
     /// A prepared statement: bind values, step through rows, reset, run again.
-    final class Statement {
+    public final class Statement {
         private let statement: OpaquePointer
         private unowned let database: SQLiteDatabase
 
@@ -86,7 +87,7 @@ final class SQLiteDatabase {
 
         deinit { sqlite3_finalize(statement) }
 
-        enum Value {
+        public enum Value {
             case integer(Int64)
             case text(String)
             case real(Double)
@@ -97,7 +98,7 @@ final class SQLiteDatabase {
 
         /// Binds the values to ?1, ?2, … after resetting the statement.
         @discardableResult
-        func bind(_ values: [Value]) -> Statement {
+        public func bind(_ values: [Value]) -> Statement {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
             for (offset, value) in values.enumerated() {
@@ -113,7 +114,7 @@ final class SQLiteDatabase {
         }
 
         /// Runs a statement that returns no rows.
-        func run(_ values: [Value] = []) throws {
+        public func run(_ values: [Value] = []) throws {
             bind(values)
             let result = sqlite3_step(statement)
             guard result == SQLITE_DONE || result == SQLITE_ROW else { throw database.failure(result, String(cString: sqlite3_sql(statement))) }
@@ -121,7 +122,7 @@ final class SQLiteDatabase {
         }
 
         /// Runs a query and maps each row.
-        func rows<T>(_ values: [Value] = [], _ map: (Row) throws -> T) throws -> [T] {
+        public func rows<T>(_ values: [Value] = [], _ map: (Row) throws -> T) throws -> [T] {
             bind(values)
             var results: [T] = []
             while true {
@@ -136,13 +137,13 @@ final class SQLiteDatabase {
     }
 
     /// One row of a result, read by column index.
-    struct Row {
+    public struct Row {
         fileprivate let statement: OpaquePointer
 
-        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
-        func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
-        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-        func text(_ column: Int32) -> String {
+        public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+        public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        public func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             return String(cString: pointer)
         }

@@ -1,0 +1,168 @@
+import Foundation
+import RelaySQLite
+import WorkspaceCore
+
+/// A replica's sync index, `.relay/sync.sqlite`: per path the content hash, stamp, version
+/// vector and tombstone, and per (peer, path) the last version both had (the merge base, its
+/// content kept in the object store). `refresh` brings it up to date with the disk.
+public final class SyncIndex {
+    public struct Entry: Sendable, Equatable {
+        public var path: String
+        /// SHA-256 hex of the content; "" for a tombstone.
+        public var hash: String
+        public var stamp: FileStamp
+        public var vector: VersionVector
+        public var deleted: Bool
+        /// When the scan that recorded the stamp ran (ns since 1970): a file modified within
+        /// the timestamp granularity of that moment is "racy" and re-hashed next time.
+        public var scanned: Int64
+    }
+
+    let database: SQLiteDatabase
+    public let workspace: Workspace
+    public let replica: String
+
+    /// How close to a scan a modification time may be before the stamp cannot be trusted
+    /// (kernel timestamps move in ticks of up to 10 ms).
+    static let racyWindowNanoseconds: Int64 = 20_000_000
+
+    public init(workspace: Workspace) throws {
+        self.workspace = workspace
+        self.replica = try workspace.replicaID()
+        database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS files (
+                path TEXT PRIMARY KEY, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
+                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS bases (peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (peer, path));
+            CREATE TABLE IF NOT EXISTS conflicts (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, copy TEXT NOT NULL, time INTEGER NOT NULL,
+                kept TEXT NOT NULL, copied TEXT NOT NULL);
+            """)
+    }
+
+    // MARK: Reading
+
+    public func entries() throws -> [String: Entry] {
+        var result: [String: Entry] = [:]
+        for entry in try database.prepare("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files").rows([], Self.entry) {
+            result[entry.path] = entry
+        }
+        return result
+    }
+
+    public func entry(_ path: String) throws -> Entry? {
+        try database.prepare("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files WHERE path = ?1")
+            .rows([.text(path)], Self.entry).first
+    }
+
+    private static func entry(_ row: SQLiteDatabase.Row) -> Entry {
+        Entry(path: row.text(0), hash: row.text(1),
+              stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
+              vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7))
+    }
+
+    public func base(peer: String, path: String) throws -> String? {
+        try database.prepare("SELECT hash FROM bases WHERE peer = ?1 AND path = ?2").rows([.text(peer), .text(path)]) { $0.text(0) }.first
+    }
+
+    // MARK: Writing
+
+    public func put(_ entry: Entry) throws {
+        try database.prepare("""
+            INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+                vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned
+            """).run([.text(entry.path), .text(entry.hash), .integer(Int64(bitPattern: entry.stamp.inode)), .integer(Int64(entry.stamp.size)),
+                      .integer(entry.stamp.modifiedNanoseconds), .text(entry.vector.description), .integer(entry.deleted ? 1 : 0),
+                      .integer(entry.scanned)])
+    }
+
+    public func setBase(peer: String, path: String, hash: String) throws {
+        try database.prepare("INSERT INTO bases (peer, path, hash) VALUES (?1, ?2, ?3) ON CONFLICT(peer, path) DO UPDATE SET hash = excluded.hash")
+            .run([.text(peer), .text(path), .text(hash)])
+    }
+
+    public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
+        try database.prepare("INSERT INTO conflicts (path, copy, time, kept, copied) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .run([.text(path), .text(copy), .integer(Int64(Date().timeIntervalSince1970)), .text(kept), .text(copied)])
+    }
+
+    /// Conflicts whose copy is still in the workspace (deleting the copy resolves one).
+    public func openConflicts() throws -> [(path: String, copy: String, time: Date)] {
+        try database.prepare("SELECT path, copy, time FROM conflicts ORDER BY id").rows([]) { row in
+            (row.text(0), row.text(1), Date(timeIntervalSince1970: Double(row.integer(2))))
+        }.filter { workspace.stamp(ofFileAt: $0.1) != nil }
+    }
+
+    public func transaction<T>(_ body: () throws -> T) throws -> T { try database.transaction(body) }
+
+    // MARK: Refresh
+
+    /// Paths sync never carries: Relay's state and temporary files.
+    public static func isExcluded(_ path: String) -> Bool {
+        if path == ".relay" || path.hasPrefix(".relay/") { return true }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.hasPrefix(WorkspaceLayout.temporaryPrefix) || name.hasPrefix(".relay-cookie-")
+    }
+
+    /// Brings the index up to date with the disk: a file whose stamp moved (or was racy) is
+    /// hashed; new content bumps this replica's counter in its vector and, for mergeable kinds,
+    /// is kept in the object store as a future merge base; a vanished file becomes a tombstone.
+    /// Returns how many paths changed.
+    @discardableResult
+    public func refresh() throws -> Int {
+        let known = try entries()
+        let now = Int64(Date().timeIntervalSince1970 * 1e9)
+        var seen = Set<String>()
+        var changed = 0
+        try transaction {
+            var folders = [""]
+            while let folder = folders.popLast() {
+                let absolute = folder.isEmpty ? workspace.root : workspace.root + "/" + folder
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute) else { continue }
+                for name in names {
+                    let path = folder.isEmpty ? name : folder + "/" + name
+                    if Self.isExcluded(path) { continue }
+                    var isFolder: ObjCBool = false
+                    if let stamp = workspace.stamp(ofFileAt: path) {
+                        seen.insert(path)
+                        let old = known[path]
+                        if let old, !old.deleted, old.stamp == stamp,
+                           stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
+                        guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
+                        var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
+                        entry.stamp = fresh
+                        entry.scanned = now
+                        if old == nil || old!.deleted || old!.hash != hash.hex {
+                            entry.hash = hash.hex
+                            entry.deleted = false
+                            entry.vector.increment(replica)
+                            if MergeKind.of(path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
+                                try workspace.objects.store(bytes)
+                            }
+                            changed += 1
+                        }
+                        try put(entry)
+                    } else if FileManager.default.fileExists(atPath: absolute + "/" + name, isDirectory: &isFolder), isFolder.boolValue {
+                        // A symbolic link to a folder is not followed (lstat-based stamp is nil for it too).
+                        if let attributes = try? FileManager.default.attributesOfItem(atPath: absolute + "/" + name),
+                           attributes[.type] as? FileAttributeType == .typeDirectory {
+                            folders.append(path)
+                        }
+                    }
+                }
+            }
+            for (path, entry) in known where !entry.deleted && !seen.contains(path) {
+                var tombstone = entry
+                tombstone.deleted = true
+                tombstone.hash = ""
+                tombstone.vector.increment(replica)
+                tombstone.scanned = now
+                try put(tombstone)
+                changed += 1
+            }
+        }
+        return changed
+    }
+}

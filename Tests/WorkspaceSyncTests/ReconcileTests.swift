@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+import WorkspaceCore
+@testable import WorkspaceSync
+
+/// A replica in a temporary folder.
+final class Replica: @unchecked Sendable {
+    let workspace: Workspace
+    var root: String { workspace.root }
+
+    init(_ base: String, _ name: String) throws {
+        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: WorkspaceTemplate(files: []))
+        workspace.durable = false
+        self.workspace = workspace
+    }
+
+    func write(_ path: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: root + "/" + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    func append(_ path: String, _ text: String) throws { try write(path, (read(path) ?? "") + text) }
+    func read(_ path: String) -> String? { try? String(contentsOfFile: root + "/" + path, encoding: .utf8) }
+    func delete(_ path: String) { unlink(root + "/" + path) }
+
+    /// Every file outside .relay/, path → bytes.
+    func tree() -> [String: Data] {
+        var result: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        while let path = enumerator?.nextObject() as? String {
+            if path == ".relay" { enumerator?.skipDescendants(); continue }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder), !isFolder.boolValue {
+                result[path] = FileManager.default.contents(atPath: root + "/" + path)
+            }
+        }
+        return result
+    }
+
+    func conflictCopies() -> [String] { tree().keys.filter { ConflictNames.original(of: $0) != nil }.sorted() }
+}
+
+@discardableResult
+func sync(_ a: Replica, _ b: Replica, force: Bool = false) throws -> SyncSummary {
+    var options = Reconciler.Options()
+    options.force = force
+    return try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
+}
+
+@Suite("Reconciling replicas: named scenarios", .serialized)
+struct ReconcileScenarioTests {
+    let base = FileManager.default.temporaryDirectory.path + "/relay-sync-" + UUID().uuidString
+    static let context = "# Context\n\n## Goals\n- write the llama essay\n\n## People\n- Ada prefers short answers\n\n## Decisions\n- use SmolLM2\n"
+
+    func pair() throws -> (Replica, Replica) {
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        try a.write("context.md", Self.context)
+        try sync(a, b)
+        return (a, b)
+    }
+
+    @Test func nonOverlappingHandEditsOfContextMdMergeCleanly() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("context.md", Self.context.replacingOccurrences(of: "- write the llama essay\n", with: "- write the llama essay\n- then the alpaca one\n"))
+        try b.write("context.md", Self.context.replacingOccurrences(of: "- use SmolLM2\n", with: "- use SmolLM2\n- sync nightly\n"))
+        let summary = try sync(b, a)
+        #expect(summary.merged == 1 && summary.conflicts == 0)
+        let merged = try #require(a.read("context.md"))
+        #expect(merged.contains("- then the alpaca one\n") && merged.contains("- sync nightly\n"))
+        #expect(a.tree() == b.tree())
+        #expect(a.conflictCopies().isEmpty)
+        #expect(try sync(a, b).transferred == 0, "one more sync moves nothing")
+    }
+
+    @Test func overlappingEditsGiveOneConflictCopyWithBothTextsPresent() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("context.md", Self.context.replacingOccurrences(of: "short answers", with: "bullet points"))
+        try b.write("context.md", Self.context.replacingOccurrences(of: "short answers", with: "long stories"))
+        let summary = try sync(a, b)
+        #expect(summary.conflicts == 1)
+        let copies = a.conflictCopies()
+        #expect(copies.count == 1)
+        let both = (a.read("context.md") ?? "") + (a.read(copies[0]) ?? "")
+        #expect(both.contains("bullet points") && both.contains("long stories"))
+        #expect(!(a.read("context.md") ?? "").contains("<<<<<<<"), "no conflict markers in context.md")
+        #expect(a.tree() == b.tree())
+        let conflicts = try SyncIndex(workspace: a.workspace).openConflicts()
+        #expect(conflicts.map(\.path) == ["context.md"])
+        a.delete(copies[0])
+        #expect(try SyncIndex(workspace: a.workspace).openConflicts().isEmpty, "deleting the copy resolves it")
+    }
+
+    @Test func bothSidesAppendingToTheSameJournalDayKeepEveryEntry() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("Journal/user/2026-11-22.md", "# 2026-11-22\n- 09:00 started\n")
+        try sync(a, b)
+        try a.append("Journal/user/2026-11-22.md", "- 10:00 laptop\n")
+        try b.append("Journal/user/2026-11-22.md", "- 10:01 desktop\n")
+        // And a day both started on their own, never synced before.
+        try a.write("Journal/agent/2026-11-23.md", "- planner: outline\n")
+        try b.write("Journal/agent/2026-11-23.md", "- reviewer: approved\n")
+        let summary = try sync(a, b)
+        #expect(summary.conflicts == 0)
+        for day in ["Journal/user/2026-11-22.md", "Journal/agent/2026-11-23.md"] {
+            let text = try #require(a.read(day))
+            #expect(b.read(day) == text)
+            for entry in ["- 09:00 started", "- 10:00 laptop", "- 10:01 desktop"] where day.hasSuffix("22.md") { #expect(text.contains(entry)) }
+            for entry in ["- planner: outline", "- reviewer: approved"] where day.hasSuffix("23.md") { #expect(text.contains(entry)) }
+        }
+    }
+
+    @Test func bothSidesAddingChatMessagesKeepEveryMessage() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        func transcript(_ ids: [String]) -> String {
+            let messages = ids.map { "{\"id\": \"\($0)\", \"time\": \"2026-11-22T10:0\($0.dropFirst()):00Z\", \"text\": \"message \($0)\"}" }
+            return "{\"title\": \"Llamas\", \"messages\": [\(messages.joined(separator: ", "))]}"
+        }
+        try a.write("Chats/2026-11-22.json", transcript(["m1"]))
+        try sync(a, b)
+        try a.write("Chats/2026-11-22.json", transcript(["m1", "m3"]))
+        try b.write("Chats/2026-11-22.json", transcript(["m1", "m2"]))
+        #expect(try sync(b, a).conflicts == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data((a.read("Chats/2026-11-22.json") ?? "").utf8)) as? [String: Any])
+        #expect((object["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["m1", "m2", "m3"])
+        #expect(a.tree() == b.tree())
+    }
+
+    @Test func deleteAgainstEditKeepsTheEdit() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("Research/notes.md", "v1\n")
+        try sync(a, b)
+        a.delete("Research/notes.md")
+        try b.write("Research/notes.md", "v1\nedited on the desktop\n")
+        try sync(a, b)
+        #expect(a.read("Research/notes.md") == "v1\nedited on the desktop\n")
+        #expect(a.tree() == b.tree())
+        // A delete that follows the edit causally does go through.
+        b.delete("Research/notes.md")
+        try sync(a, b)
+        #expect(a.read("Research/notes.md") == nil && b.read("Research/notes.md") == nil)
+    }
+
+    @Test func theSameFileCreatedOnBothSides() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("same.md", "identical\n")
+        try b.write("same.md", "identical\n")
+        try a.write("photo.bin", "laptop bytes")
+        try b.write("photo.bin", "desktop bytes")
+        let summary = try sync(a, b)
+        #expect(summary.conflicts == 1, "identical concurrent files are not a conflict; different binaries are")
+        #expect(a.conflictCopies().count == 1 && a.conflictCopies()[0].hasSuffix(".bin"))
+        let kept = a.read("photo.bin"), copy = a.read(a.conflictCopies()[0])
+        #expect(Set([kept, copy]) == Set(["laptop bytes", "desktop bytes"]))
+        #expect(a.tree() == b.tree())
+    }
+
+    @Test func causallyOrderedEditsNeverConflict() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        let c = try Replica(base, "server")
+        try sync(b, c)
+        for round in 0..<6 {
+            let (writer, next) = [(a, b), (b, c), (c, a)][round % 3]
+            try writer.append("context.md", "- round \(round)\n")
+            try writer.write("Research/r\(round).bin", "binary \(round)")
+            try sync(writer, next)
+        }
+        try sync(a, b); try sync(b, c); try sync(a, c)
+        #expect(a.conflictCopies().isEmpty && b.conflictCopies().isEmpty && c.conflictCopies().isEmpty)
+        #expect(a.tree() == b.tree() && b.tree() == c.tree())
+    }
+
+    @Test func aMassDeletionNeedsForce() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        for i in 0..<10 { try a.write("Research/f\(i).md", "\(i)\n") }
+        try sync(a, b)
+        for i in 0..<8 { a.delete("Research/f\(i).md") }
+        #expect { try sync(a, b) } throws: { ($0 as? SyncError)?.message.contains("refusing to delete 8") == true }
+        #expect(b.read("Research/f0.md") == "0\n", "nothing changed")
+        try sync(a, b, force: true)
+        #expect(b.read("Research/f0.md") == nil)
+    }
+
+    @Test func aCopiedReplicaWithTheSameIDIsRefused() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "one")
+        try FileManager.default.copyItem(atPath: a.root, toPath: base + "/clone")
+        let clone = try Workspace.open(at: base + "/clone")
+        #expect { try Reconciler(local: a.workspace, peer: clone).run() } throws: {
+            ($0 as? SyncError)?.message.contains("same replica id") == true
+        }
+    }
+}
+
+@Suite("Reconciling replicas: randomized, three replicas")
+struct ReconcileRandomTests {
+    @Test(arguments: [11, 29, 47, 83])
+    func randomEditsAndSyncsConvergeWithoutLosingAppendedEntries(seed: Int) throws {
+        let base = FileManager.default.temporaryDirectory.path + "/relay-sync-random-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        var random = SeededGenerator(state: UInt64(seed))
+        let replicas = try ["a", "b", "c"].map { try Replica(base, $0) }
+        var journalEntries = Set<String>()
+        let paths = ["context.md", "notes/plan.md", "Journal/user/2026-11-22.md", "Journal/agent/2026-11-22.md", "data/blob.bin", "data/other.bin"]
+        for step in 0..<120 {
+            let replica = replicas.randomElement(using: &random)!
+            let path = paths.randomElement(using: &random)!
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0...5:
+                if path.hasPrefix("Journal/") {
+                    let entry = "- step \(step) on \(replica.workspace.root.suffix(1))\n"
+                    try replica.append(path, entry)
+                    journalEntries.insert(entry)
+                } else if path.hasSuffix(".bin") {
+                    try replica.write(path, "bytes \(step) \(random.next())")
+                } else if Bool.random(using: &random) {
+                    try replica.append(path, "line \(step)\n")
+                } else {
+                    var lines = (replica.read(path) ?? "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                    if !lines.isEmpty { lines[Int.random(in: 0..<lines.count, using: &random)] = "rewritten at \(step)" }
+                    try replica.write(path, lines.joined(separator: "\n"))
+                }
+            case 6:
+                if !path.hasPrefix("Journal/") { replica.delete(path) }
+            default:
+                let other = replicas.filter { $0 !== replica }.randomElement(using: &random)!
+                try sync(replica, other, force: true)
+            }
+        }
+        // Rounds of full syncs until nothing moves.
+        var rounds = 0
+        while true {
+            rounds += 1
+            let moved = try [(0, 1), (1, 2), (0, 2)].map { try sync(replicas[$0.0], replicas[$0.1], force: true).transferred }.reduce(0, +)
+            if moved == 0 { break }
+            #expect(rounds < 6, "seed \(seed): no convergence after \(rounds) rounds")
+            if rounds >= 6 { return }
+        }
+        let tree = replicas[0].tree()
+        #expect(replicas[1].tree() == tree && replicas[2].tree() == tree, "seed \(seed): replicas differ")
+        // Journal entries are never lost: in the journal or in a conflict copy of it.
+        let journals = tree.filter { $0.key.hasPrefix("Journal/") }.values.map { String(decoding: $0, as: UTF8.self) }.joined()
+        for entry in journalEntries { #expect(journals.contains(entry), "seed \(seed): lost journal entry \(entry)") }
+    }
+}
