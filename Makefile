@@ -6,8 +6,9 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 SWIFT_FLAGS ?=
 # Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
-# and trigger queue), inotify-tools (inotifywait, the peer `make bench` compares with).
-APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools
+# and trigger queue, the sync index), inotify-tools (inotifywait, the peer `make bench` compares
+# with), openssh (the sync tests run a real sshd on loopback).
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean

@@ -61,7 +61,7 @@ let package = Package(
         // kill -9 a process in the middle of a write and hammer the lock from many processes.
         .executableTarget(
             name: "relay-stress",
-            dependencies: ["WorkspaceCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["WorkspaceCore", "WorkspaceSync", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Helpers/relay-stress"
         ),
         // `make bench`: Relay's primitives against plain system calls, as ratios.
@@ -89,7 +89,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayIntegrationTests",
-            dependencies: ["WorkspaceCore", "WorkspaceWatcher", "relay", "relay-stress"]
+            dependencies: ["WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "relay", "relay-stress"]
         ),
     ]
 )

@@ -16,7 +16,7 @@ struct Relay: AsyncParsableCommand {
               relay status -w ~/notes
             """,
         version: "0.1.0",
-        subcommands: [InitCommand.self, StatusCommand.self, WatchCommand.self, SyncCommand.self, ConflictsCommand.self, FSCommand.self]
+        subcommands: [InitCommand.self, StatusCommand.self, WatchCommand.self, SyncCommand.self, SyncServeCommand.self, ConflictsCommand.self, FSCommand.self]
     )
 }
 

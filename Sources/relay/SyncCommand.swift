@@ -14,11 +14,14 @@ struct SyncCommand: ParsableCommand {
             other in a conflict copy next to it (`relay conflicts` lists them). A delete against \
             an edit keeps the edit. Deleting most of a replica's files at once needs --force.
 
-            PEER is another workspace folder (a USB disk, a mounted share). The ssh transport \
-            ([user@]host:path) is not built yet.
+            PEER is another workspace folder (a USB disk, a mounted share), or [user@]host:path \
+            over ssh, which runs `relay sync-serve --stdio path` there (relay must be installed on \
+            that machine; --remote-relay names it if it is not on PATH). RELAY_SSH replaces the \
+            ssh command, e.g. RELAY_SSH="ssh -p 2222".
 
             Examples:
               relay sync /media/usb/notes
+              relay sync ada@desktop:notes
               relay sync --dry-run ../notes-copy
               relay sync --json /mnt/backup/notes
             """
@@ -30,13 +33,25 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Show what would change, change nothing.") var dryRun = false
     @Flag(help: "Propagate a mass deletion.") var force = false
     @Flag(help: "Print the summary as JSON.") var json = false
+    @Option(help: ArgumentHelp("The relay program on the ssh peer (default: relay on its PATH).", valueName: "path"))
+    var remoteRelay = "relay"
+
+    /// `[user@]host:path`: a colon before any slash, and no such local folder.
+    var isRemote: Bool {
+        guard let colon = peer.firstIndex(of: ":") else { return false }
+        return !peer[..<colon].contains("/") && !FileManager.default.fileExists(atPath: peer)
+    }
 
     func run() throws {
-        if peer.contains(":") && !peer.hasPrefix("/") && !peer.hasPrefix(".") && !FileManager.default.fileExists(atPath: peer) {
-            throw CommandFailure(message: "\(peer): syncing over ssh is not built yet; sync with a folder (e.g. a mounted disk)", status: 2)
-        }
         let local = try options.open()
-        let remote = try Workspace.open(at: peer)
+        let localEndpoint = try LocalEndpoint(workspace: local)
+        let remote: ReplicaEndpoint
+        do {
+            remote = isRemote ? try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay) : try LocalEndpoint(workspace: try Workspace.open(at: peer))
+        } catch let error as EndpointError {
+            throw CommandFailure(message: error.description)
+        }
+        guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
         var settings = Reconciler.Options()
         settings.dryRun = dryRun
         settings.force = force
@@ -44,7 +59,7 @@ struct SyncCommand: ParsableCommand {
         let showProgress = !json && isatty(2) == 1
         let summary: SyncSummary
         do {
-            summary = try Reconciler(local: local, peer: remote, options: settings, logger: RelayLogging.logger).run { done, total in
+            summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run { done, total in
                 guard showProgress, total > 0, done % 50 == 0 || done == total else { return }
                 let width = 30, filled = width * done / total
                 Terminal.standardError("\r  [" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "] \(done)/\(total) paths")
@@ -56,12 +71,16 @@ struct SyncCommand: ParsableCommand {
         if json { return try printJSON(summary) }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }
         let verb = dryRun ? "Would sync" : "Synced"
-        print("\(verb) with \(remote.root): \(summary.copied) copied, \(summary.merged) merged, \(summary.deleted) deleted, "
+        print("\(verb) with \(remote.location): \(summary.copied) copied, \(summary.merged) merged, \(summary.deleted) deleted, "
               + "\(summary.conflicts) conflict\(summary.conflicts == 1 ? "" : "s"), \(formatBytes(summary.bytes))")
         if !summary.skipped.isEmpty {
             print("Left for the next sync (changed while syncing): " + summary.skipped.joined(separator: ", "))
         }
+        if !summary.refused.isEmpty {
+            print("Refused from the peer (paths outside the workspace or in .relay/): " + summary.refused.joined(separator: ", "))
+        }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
+        (remote as? RemoteEndpoint)?.close()
     }
 
     /// `"sync": {"massDeletionThreshold": 0.5}` in relay.json.
@@ -100,5 +119,31 @@ struct ConflictsCommand: ParsableCommand {
                 print("\(conflict.path)  ←  \(conflict.copy)")
             }
         }
+    }
+}
+
+struct SyncServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-serve",
+        abstract: "Serve a workspace to a `relay sync` at the other end of stdin/stdout.",
+        discussion: """
+            What `relay sync host:path` runs on the other machine through ssh; not for people.
+
+            Examples:
+              relay sync-serve --stdio ~/notes
+            """,
+        shouldDisplay: false
+    )
+
+    @Flag(help: "Speak the sync protocol on standard input and output.") var stdio = false
+    @Argument(help: ArgumentHelp("The workspace to serve.", valueName: "dir")) var directory: String
+
+    func validate() throws {
+        if !stdio { throw ValidationError("only --stdio is supported") }
+    }
+
+    func run() throws {
+        let workspace = try Workspace.open(at: NSString(string: directory).expandingTildeInPath)
+        try SyncServer.serve(try LocalEndpoint(workspace: workspace))
     }
 }

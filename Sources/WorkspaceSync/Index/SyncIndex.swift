@@ -6,7 +6,7 @@ import WorkspaceCore
 /// vector and tombstone, and per (peer, path) the last version both had (the merge base, its
 /// content kept in the object store). `refresh` brings it up to date with the disk.
 public final class SyncIndex {
-    public struct Entry: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable, Codable {
         public var path: String
         /// SHA-256 hex of the content; "" for a tombstone.
         public var hash: String
@@ -16,6 +16,15 @@ public final class SyncIndex {
         /// When the scan that recorded the stamp ran (ns since 1970): a file modified within
         /// the timestamp granularity of that moment is "racy" and re-hashed next time.
         public var scanned: Int64
+
+        public init(path: String, hash: String, stamp: FileStamp, vector: VersionVector, deleted: Bool, scanned: Int64) {
+            self.path = path
+            self.hash = hash
+            self.stamp = stamp
+            self.vector = vector
+            self.deleted = deleted
+            self.scanned = scanned
+        }
     }
 
     let database: SQLiteDatabase
@@ -40,6 +49,8 @@ public final class SyncIndex {
                 kept TEXT NOT NULL, copied TEXT NOT NULL);
             """)
     }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
     // MARK: Reading
 

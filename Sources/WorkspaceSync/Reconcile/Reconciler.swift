@@ -13,6 +13,8 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var skipped: [String] = []
     /// One line per change, for --dry-run and logs: "copy → peer: notes.md".
     public var actions: [String] = []
+    /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
+    public var refused: [String] = []
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
@@ -23,11 +25,10 @@ public struct SyncError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Reconciles two replicas of a workspace that are both reachable as folders (the local-path
-/// transport). Per path, version vectors decide: one side newer → copy; both changed → merge by
-/// kind (text: three-way; journals: union of appends; chat transcripts: union of messages;
-/// anything else: a deterministic winner plus a conflict copy); delete against edit keeps the
-/// edit. Both replicas end with the same bytes and the same vectors.
+/// Reconciles two replicas of a workspace. Per path, version vectors decide: one side newer →
+/// copy; both changed → merge by kind (text: three-way; journals: union of appends; chat
+/// transcripts: union of messages; anything else: a deterministic winner plus a conflict copy);
+/// delete against edit keeps the edit. Both replicas end with the same bytes and vectors.
 ///
 /// For example:
 /// ```swift
@@ -45,57 +46,70 @@ public final class Reconciler {
     }
 
     struct Side {
-        var workspace: Workspace
-        var index: SyncIndex
+        var endpoint: ReplicaEndpoint
         var entries: [String: SyncIndex.Entry]
         var name: String
+        var replica: String { endpoint.replica }
     }
 
-    let local: Workspace
-    let peer: Workspace
+    let local: ReplicaEndpoint
+    let peer: ReplicaEndpoint
     let options: Options
     let logger: Logger
 
-    public init(local: Workspace, peer: Workspace, options: Options = Options(), logger: Logger = Workspace.silentLogger) {
-        var local = local, peer = peer
-        // Files that arrive through sync are not triggers on the receiving replica.
-        local.writesTrigger = false
-        peer.writesTrigger = false
+    public init(local: ReplicaEndpoint, peer: ReplicaEndpoint, options: Options = Options(), logger: Logger = Workspace.silentLogger) {
         self.local = local
         self.peer = peer
         self.options = options
         self.logger = logger
     }
 
+    /// Two workspaces on this machine.
+    public convenience init(local: Workspace, peer: Workspace, options: Options = Options(), logger: Logger = Workspace.silentLogger) throws {
+        guard local.root != peer.root else { throw SyncError(message: "\(peer.root) is this workspace itself") }
+        self.init(local: try LocalEndpoint(workspace: local), peer: try LocalEndpoint(workspace: peer), options: options, logger: logger)
+    }
+
     /// Runs one reconciliation. `progress` gets (paths done, paths to do) as it goes.
     public func run(progress: (Int, Int) -> Void = { _, _ in }) throws -> SyncSummary {
-        guard local.root != peer.root else { throw SyncError(message: "\(peer.root) is this workspace itself") }
-        let localIndex = try SyncIndex(workspace: local), peerIndex = try SyncIndex(workspace: peer)
-        guard localIndex.replica != peerIndex.replica else {
-            throw SyncError(message: "\(peer.root) has the same replica id as this workspace (\(localIndex.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
+        guard local.replica != peer.replica else {
+            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
         }
-        try localIndex.refresh()
-        try peerIndex.refresh()
-        var a = Side(workspace: local, index: localIndex, entries: try localIndex.entries(), name: "here")
-        var b = Side(workspace: peer, index: peerIndex, entries: try peerIndex.entries(), name: "peer")
+        var a = Side(endpoint: local, entries: try local.refresh(), name: "here")
+        var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
+        var summary = SyncSummary()
+        // The peer's paths are untrusted: check each against our sandbox before anything else.
+        if let localEndpoint = local as? LocalEndpoint {
+            for path in b.entries.keys.sorted() {
+                do { try localEndpoint.check(path) } catch let error as EndpointError {
+                    summary.refused.append(path)
+                    b.entries.removeValue(forKey: path)
+                    logger.warning("refused a path from the peer", metadata: ["relay.path": "\(path)", "relay.reason": "\(error)"])
+                }
+            }
+        }
         let paths = Set(a.entries.keys).union(b.entries.keys).sorted()
         try guardMassDeletion(a, b, paths: paths)
 
-        var summary = SyncSummary()
         for (done, path) in paths.enumerated() {
             progress(done, paths.count)
             do {
                 try reconcile(path, &a, &b, &summary)
-            } catch let skip as Skip {
-                summary.skipped.append(path)
-                logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)", "relay.reason": "\(skip.reason)"])
+            } catch let error as EndpointError {
+                switch error {
+                case .changed:
+                    summary.skipped.append(path)
+                    logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)"])
+                case .refused:
+                    summary.refused.append(path)
+                case .transport:
+                    throw SyncError(message: "\(error)")
+                }
             }
         }
         progress(paths.count, paths.count)
         return summary
     }
-
-    struct Skip: Error { var reason: String }
 
     // MARK: One path
 
@@ -108,10 +122,12 @@ public final class Reconciler {
             // Same content (or gone on both): only the vectors may need joining.
             if va != vb && !options.dryRun {
                 let joined = va.merged(with: vb)
-                try record(path, on: &a, hash: ea?.hash ?? "", vector: joined, deleted: !aLive)
-                try record(path, on: &b, hash: eb?.hash ?? "", vector: joined, deleted: !bLive)
+                try record(path, on: &a, like: ea ?? eb!, vector: joined)
+                try record(path, on: &b, like: eb ?? ea!, vector: joined)
             }
-            if aLive, let hash = ea?.hash, !options.dryRun { try setBases(path, hash: hash, a, b) }
+            if aLive, let hash = ea?.hash, !options.dryRun, try a.endpoint.base(peer: b.replica, path: path) != hash {
+                try setBases(path, hash: hash, a, b, content: nil)
+            }
             return
         }
         switch va.compare(to: vb) {
@@ -126,26 +142,22 @@ public final class Reconciler {
         let entry = source.entries[path]!
         let expected = target.entries[path].flatMap { $0.deleted ? nil : $0.hash }
         if entry.deleted {
-            guard expected != nil else {
-                if !options.dryRun { try record(path, on: &target, hash: "", vector: entry.vector, deleted: true) }
+            guard let expected else {
+                if !options.dryRun { try record(path, on: &target, like: entry, vector: entry.vector) }
                 return
             }
             summary.deleted += 1
             summary.actions.append("delete (\(target.name)): \(path)")
             if options.dryRun { return }
-            guard try target.workspace.remove(path, expected: ContentHash(hex: expected!), operation: "sync-delete") else {
-                throw Skip(reason: "edited on \(target.name) during the sync")
-            }
-            try record(path, on: &target, hash: "", vector: entry.vector, deleted: true)
+            target.entries[path] = try target.endpoint.remove(path, expected: expected, vector: entry.vector)
             return
         }
-        let bytes = try source.workspace.read(path)
-        guard ContentHash(of: bytes).hex == entry.hash else { throw Skip(reason: "edited on \(source.name) during the sync") }
+        let bytes = try source.endpoint.read(path, expected: entry.hash)
         summary.copied += 1
         summary.bytes += bytes.count
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
-        try install(path, bytes: bytes, on: &target, expected: expected, vector: entry.vector)
+        target.entries[path] = try target.endpoint.install(path, bytes: bytes, expected: expected, overwrite: false, vector: entry.vector)
         try setBases(path, hash: entry.hash, source, target, content: bytes)
     }
 
@@ -153,64 +165,56 @@ public final class Reconciler {
     private func resolve(_ path: String, _ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
         let ea = a.entries[path], eb = b.entries[path]
         var vector = (ea?.vector ?? VersionVector()).merged(with: eb?.vector ?? VersionVector())
-        vector.increment(a.index.replica)
+        vector.increment(a.replica)
         let aLive = ea.map { !$0.deleted } ?? false
         let bLive = eb.map { !$0.deleted } ?? false
         if !aLive || !bLive {
             // Delete against edit keeps the edit.
-            let (liveSide, deadSide) = aLive ? (a, b) : (b, a)
-            let bytes = try liveSide.workspace.read(path)
-            guard ContentHash(of: bytes).hex == liveSide.entries[path]!.hash else { throw Skip(reason: "edited during the sync") }
+            let live = aLive ? ea! : eb!
+            let bytes = try (aLive ? a : b).endpoint.read(path, expected: live.hash)
             summary.copied += 1
             summary.bytes += bytes.count
-            summary.actions.append("keep edit over delete → \(deadSide.name): \(path)")
+            summary.actions.append("keep edit over delete → \(aLive ? b.name : a.name): \(path)")
             if options.dryRun { return }
             if aLive {
-                try install(path, bytes: bytes, on: &b, expected: nil, vector: vector)
-                try record(path, on: &a, hash: ea!.hash, vector: vector, deleted: false)
+                b.entries[path] = try b.endpoint.install(path, bytes: bytes, expected: nil, overwrite: false, vector: vector)
+                try record(path, on: &a, like: live, vector: vector)
             } else {
-                try install(path, bytes: bytes, on: &a, expected: nil, vector: vector)
-                try record(path, on: &b, hash: eb!.hash, vector: vector, deleted: false)
+                a.entries[path] = try a.endpoint.install(path, bytes: bytes, expected: nil, overwrite: false, vector: vector)
+                try record(path, on: &b, like: live, vector: vector)
             }
-            try setBases(path, hash: ContentHash(of: bytes).hex, a, b, content: bytes)
+            try setBases(path, hash: live.hash, a, b, content: bytes)
             return
         }
 
-        let ours = try a.workspace.read(path), theirs = try b.workspace.read(path)
-        guard ContentHash(of: ours).hex == ea!.hash, ContentHash(of: theirs).hex == eb!.hash else {
-            throw Skip(reason: "edited during the sync")
-        }
+        let ours = try a.endpoint.read(path, expected: ea!.hash)
+        let theirs = try b.endpoint.read(path, expected: eb!.hash)
         // The winner of whatever cannot be merged: the larger hash, the same from either side.
         let winner: ThreeWayMerge.Side = ea!.hash > eb!.hash ? .ours : .theirs
-        let baseHash = try a.index.base(peer: b.index.replica, path: path) ?? b.index.base(peer: a.index.replica, path: path)
-        let base: [UInt8]? = baseHash.flatMap { hash in
-            ContentHash(hex: hash).flatMap { try? a.workspace.objects.load($0) ?? b.workspace.objects.load($0) }
-        }
-        let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.index.replica,
-                                             theirs: theirs, theirsReplica: b.index.replica, winner: winner)
+        let baseHash = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
+        let base: [UInt8]? = try baseHash.flatMap { try a.endpoint.loadObject($0) ?? b.endpoint.loadObject($0) }
+        let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
+                                             theirs: theirs, theirsReplica: b.replica, winner: winner)
         summary.merged += 1
         summary.bytes += merged.count
         summary.actions.append("merge (\(MergeKind.of(path).rawValue))\(conflicted ? ", conflict copy" : ""): \(path)")
         if conflicted { summary.conflicts += 1 }
         if options.dryRun { return }
 
-        let mergedHash = ContentHash(of: merged).hex
-        try install(path, bytes: merged, on: &a, expected: ea!.hash, vector: vector)
-        try install(path, bytes: merged, on: &b, expected: eb!.hash, vector: vector)
-        try setBases(path, hash: mergedHash, a, b, content: merged)
+        a.entries[path] = try a.endpoint.install(path, bytes: merged, expected: ea!.hash, overwrite: false, vector: vector)
+        b.entries[path] = try b.endpoint.install(path, bytes: merged, expected: eb!.hash, overwrite: false, vector: vector)
+        try setBases(path, hash: ContentHash(of: merged).hex, a, b, content: merged)
         if conflicted {
-            let (loser, loserReplica) = winner == .ours ? (theirs, b.index.replica) : (ours, a.index.replica)
+            let (loser, loserReplica) = winner == .ours ? (theirs, b.replica) : (ours, a.replica)
             let copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: Date())
             var copyVector = VersionVector()
-            copyVector.increment(a.index.replica)
-            for side in [0, 1] {
-                if side == 0 { try install(copy, bytes: loser, on: &a, expected: nil, vector: copyVector, overwrite: true) }
-                else { try install(copy, bytes: loser, on: &b, expected: nil, vector: copyVector, overwrite: true) }
-            }
+            copyVector.increment(a.replica)
+            a.entries[copy] = try a.endpoint.install(copy, bytes: loser, expected: nil, overwrite: true, vector: copyVector)
+            b.entries[copy] = try b.endpoint.install(copy, bytes: loser, expected: nil, overwrite: true, vector: copyVector)
             try setBases(copy, hash: ContentHash(of: loser).hex, a, b, content: loser)
-            for index in [a.index, b.index] {
-                try index.recordConflict(path: path, copy: copy, kept: winner == .ours ? a.index.replica : b.index.replica, copied: loserReplica)
-            }
+            let kept = winner == .ours ? a.replica : b.replica
+            try a.endpoint.recordConflict(path: path, copy: copy, kept: kept, copied: loserReplica)
+            try b.endpoint.recordConflict(path: path, copy: copy, kept: kept, copied: loserReplica)
             logger.notice("conflict: kept one version, the other is in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(copy)"])
         }
     }
@@ -250,43 +254,20 @@ public final class Reconciler {
         return result
     }
 
-    // MARK: Applying
+    // MARK: Recording
 
-    /// Writes `bytes` at `path` on `side` if the file is still what its index says (`expected`
-    /// hash, nil: absent), atomically and under the file's lock, then records it.
-    private func install(_ path: String, bytes: [UInt8], on side: inout Side, expected: String?, vector: VersionVector,
-                         overwrite: Bool = false) throws {
-        struct Changed: Error {}
-        do {
-            try side.workspace.update(path, operation: "sync") { old in
-                if !overwrite {
-                    let current = old.map { ContentHash(of: $0).hex }
-                    guard current == expected else { throw Changed() }
-                }
-                return bytes
-            }
-        } catch is Changed {
-            throw Skip(reason: "edited on \(side.name) during the sync")
-        }
-        try record(path, on: &side, hash: ContentHash(of: bytes).hex, vector: vector, deleted: false)
-    }
-
-    private func record(_ path: String, on side: inout Side, hash: String, vector: VersionVector, deleted: Bool) throws {
-        let stamp = deleted ? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0) : (side.workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0))
-        let entry = SyncIndex.Entry(path: path, hash: hash, stamp: stamp, vector: vector, deleted: deleted,
-                                    scanned: Int64(Date().timeIntervalSince1970 * 1e9))
-        try side.index.put(entry)
-        side.entries[path] = entry
+    private func record(_ path: String, on side: inout Side, like entry: SyncIndex.Entry, vector: VersionVector) throws {
+        var updated = entry
+        updated.path = path
+        updated.vector = vector
+        try side.endpoint.record(updated)
+        side.entries[path] = updated
     }
 
     /// Both sides now agree on `hash`: it is the base of their next merge of `path`.
-    private func setBases(_ path: String, hash: String, _ a: Side, _ b: Side, content: [UInt8]? = nil) throws {
-        try a.index.setBase(peer: b.index.replica, path: path, hash: hash)
-        try b.index.setBase(peer: a.index.replica, path: path, hash: hash)
-        if let content, MergeKind.of(path) != .binary {
-            try a.workspace.objects.store(content)
-            try b.workspace.objects.store(content)
-        }
+    private func setBases(_ path: String, hash: String, _ a: Side, _ b: Side, content: [UInt8]?) throws {
+        try a.endpoint.setBase(peer: b.replica, path: path, hash: hash, content: content)
+        try b.endpoint.setBase(peer: a.replica, path: path, hash: hash, content: content)
     }
 
     // MARK: Safety
@@ -302,7 +283,7 @@ public final class Reconciler {
             }.count
             let emptied = sourceLive == 0 && targetLive > 0 && deletions > 0
             if emptied || (deletions >= 5 && Double(deletions) > options.massDeletionShare * Double(targetLive)) {
-                throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(target.name == "peer" ? target.workspace.root : "this replica") because they were deleted on \(source.name == "peer" ? source.workspace.root : "this replica")\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
+                throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(target.endpoint.location) because they were deleted on \(source.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
             }
         }
     }

@@ -8,10 +8,13 @@
 //   relay-stress increment WS PATH COUNT           COUNT read-modify-write increments of a counter
 //   relay-stress update-append WS PATH COUNT TAG   COUNT updates that each add a line "TAG i"
 //   relay-stress write WS PATH TEXT                one atomic write, as the engine (an agent) writes
+//   relay-stress hostile-peer                      a sync peer on stdin/stdout that offers paths
+//                                                  outside the workspace (a test double)
 
 import Crypto
 import Foundation
 import WorkspaceCore
+import WorkspaceSync
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data(("relay-stress: " + message + "\n").utf8))
@@ -70,6 +73,29 @@ do {
         }
     case ("write", 4):
         try openWorkspace(arguments[1]).write(arguments[2], string: arguments[3])
+    case ("hostile-peer", 1):
+        // Offers files at hostile paths next to one honest file, and accepts whatever it is sent.
+        let content = Array("evil\n".utf8), honest = Array("honest\n".utf8)
+        let paths = ["../evil.md", "/tmp/relay-hostile-absolute.md", ".relay/replica-id", "Research/../../evil2.md", "ok/../../../evil3.md", "ok.md"]
+        func entry(_ path: String) -> SyncIndex.Entry {
+            var vector = VersionVector()
+            vector.increment("hostile0000000000")
+            return SyncIndex.Entry(path: path, hash: ContentHash(of: path == "ok.md" ? honest : content).hex,
+                                   stamp: FileStamp(inode: 1, size: 5, modifiedNanoseconds: 1), vector: vector, deleted: false, scanned: 1)
+        }
+        while let frame = try SyncProtocol.readFrame(0) {
+            let request = try JSONDecoder().decode(SyncProtocol.Request.self, from: frame)
+            var response = SyncProtocol.Response(ok: true)
+            switch request.op {
+            case "hello": response.replica = "hostile0000000000"; response.version = SyncProtocol.version
+            case "refresh": response.entries = paths.map(entry)
+            case "read": response.content = Data(request.path == "ok.md" ? honest : content)
+            case "install", "remove": response.entry = entry(request.path ?? "x")
+            default: break
+            }
+            try SyncProtocol.writeFrame(1, try JSONEncoder().encode(response))
+            if request.op == "bye" { break }
+        }
     case ("verify", 2):
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: arguments[1])))
         guard let n = verify(bytes) else { fail("\(arguments[1]): not a whole version (\(bytes.count) bytes)") }

@@ -1,0 +1,133 @@
+import WorkspaceCore
+
+/// One replica as the reconciler sees it, wherever it is: the local workspace, or a
+/// `relay sync-serve --stdio` at the end of an ssh connection. Every operation that changes
+/// files checks that the file is still what the index says, so a person's edit made during a
+/// sync is never overwritten (`EndpointError.changed` instead).
+public protocol ReplicaEndpoint: AnyObject {
+    var replica: String { get }
+    /// For messages: the folder, or host:folder.
+    var location: String { get }
+    /// Brings the index up to date with the disk and returns it.
+    func refresh() throws -> [String: SyncIndex.Entry]
+    func read(_ path: String, expected: String) throws -> [UInt8]
+    /// Writes `bytes` if the file's hash is still `expected` (nil: no file), unless `overwrite`;
+    /// records the entry with `vector`.
+    func install(_ path: String, bytes: [UInt8], expected: String?, overwrite: Bool, vector: VersionVector) throws -> SyncIndex.Entry
+    /// Deletes the file if its hash is still `expected`; records a tombstone with `vector`.
+    func remove(_ path: String, expected: String, vector: VersionVector) throws -> SyncIndex.Entry
+    /// Records an entry without touching the file (joining vectors, noting a tombstone).
+    func record(_ entry: SyncIndex.Entry) throws
+    func base(peer: String, path: String) throws -> String?
+    func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws
+    func loadObject(_ hash: String) throws -> [UInt8]?
+    func recordConflict(path: String, copy: String, kept: String, copied: String) throws
+}
+
+/// Why an endpoint operation did not happen.
+public enum EndpointError: Error, CustomStringConvertible {
+    /// The file is not what the index says any more (somebody edited it during the sync).
+    case changed(String)
+    /// The peer sent a path the sandbox refuses.
+    case refused(String)
+    /// The transport failed; the message says how.
+    case transport(String)
+
+    public var description: String {
+        switch self {
+        case .changed(let path): return "\(path) changed during the sync"
+        case .refused(let message): return message
+        case .transport(let message): return message
+        }
+    }
+}
+
+/// The replica in a folder on this machine.
+public final class LocalEndpoint: ReplicaEndpoint {
+    public let workspace: Workspace
+    public let index: SyncIndex
+    public var replica: String { index.replica }
+    public var location: String { workspace.root }
+
+    public init(workspace: Workspace) throws {
+        var workspace = workspace
+        // Files that arrive through sync are not triggers on the receiving replica.
+        workspace.writesTrigger = false
+        self.workspace = workspace
+        self.index = try SyncIndex(workspace: workspace)
+    }
+
+    public func refresh() throws -> [String: SyncIndex.Entry] {
+        try index.refresh()
+        return try index.entries()
+    }
+
+    /// Paths from elsewhere go through the sandbox before anything is done with them.
+    func check(_ path: String) throws {
+        if SyncIndex.isExcluded(path) { throw EndpointError.refused("refused path '\(path)': .relay/ and temporary files are never synced") }
+        do { _ = try workspace.resolve(path) } catch let error as WorkspaceError where error.code == .pathRefused || error.code == .notADirectory {
+            throw EndpointError.refused(error.message)
+        }
+    }
+
+    public func read(_ path: String, expected: String) throws -> [UInt8] {
+        try check(path)
+        let bytes = try workspace.read(path)
+        guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
+        return bytes
+    }
+
+    public func install(_ path: String, bytes: [UInt8], expected: String?, overwrite: Bool, vector: VersionVector) throws -> SyncIndex.Entry {
+        try check(path)
+        struct Changed: Error {}
+        do {
+            try workspace.update(path, operation: "sync") { old in
+                if !overwrite && old.map({ ContentHash(of: $0).hex }) != expected { throw Changed() }
+                return bytes
+            }
+        } catch is Changed {
+            throw EndpointError.changed(path)
+        }
+        let entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
+                                    stamp: workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                    vector: vector, deleted: false, scanned: SyncIndex.now())
+        try index.put(entry)
+        return entry
+    }
+
+    public func remove(_ path: String, expected: String, vector: VersionVector) throws -> SyncIndex.Entry {
+        try check(path)
+        do {
+            guard try workspace.remove(path, expected: ContentHash(hex: expected), operation: "sync-delete") else { throw EndpointError.changed(path) }
+        } catch let error as WorkspaceError where error.code == .notFound {
+            // Already gone: fine, record the tombstone.
+        }
+        let entry = SyncIndex.Entry(path: path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                    vector: vector, deleted: true, scanned: SyncIndex.now())
+        try index.put(entry)
+        return entry
+    }
+
+    public func record(_ entry: SyncIndex.Entry) throws {
+        try check(entry.path)
+        var entry = entry
+        if !entry.deleted, let stamp = workspace.stamp(ofFileAt: entry.path) { entry.stamp = stamp }
+        try index.put(entry)
+    }
+
+    public func base(peer: String, path: String) throws -> String? { try index.base(peer: peer, path: path) }
+
+    public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
+        try index.setBase(peer: peer, path: path, hash: hash)
+        if let content, MergeKind.of(path) != .binary { try workspace.objects.store(content) }
+    }
+
+    public func loadObject(_ hash: String) throws -> [UInt8]? {
+        guard let hash = ContentHash(hex: hash), workspace.objects.contains(hash) else { return nil }
+        return try workspace.objects.load(hash)
+    }
+
+    public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
+        try index.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Glibc
+
+/// The sync wire protocol, version 1: length-prefixed frames (4 bytes, big-endian, then that
+/// many bytes of JSON) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of
+/// an ssh connection, as rsync, Unison and git do. The client sends a request, the server
+/// answers it; the first exchange is `hello`, which names the protocol version.
+public enum SyncProtocol {
+    public static let version = 1
+    /// The largest frame either side accepts (a file's content travels in one frame).
+    public static let maximumFrame = 512 * 1024 * 1024
+
+    public struct Request: Codable {
+        public var op: String
+        public var path: String?
+        public var expected: String?
+        public var content: Data?
+        public var overwrite: Bool?
+        public var vector: VersionVector?
+        public var entry: SyncIndex.Entry?
+        public var peer: String?
+        public var hash: String?
+        public var copy: String?
+        public var kept: String?
+        public var copied: String?
+        public var version: Int?
+
+        public init(op: String) { self.op = op }
+    }
+
+    public struct Response: Codable {
+        public var ok: Bool
+        /// "changed", "refused" or "failed" when not ok.
+        public var error: String?
+        public var message: String?
+        public var replica: String?
+        public var location: String?
+        public var version: Int?
+        public var entries: [SyncIndex.Entry]?
+        public var entry: SyncIndex.Entry?
+        public var content: Data?
+        public var hash: String?
+
+        public init(ok: Bool) { self.ok = ok }
+    }
+
+    /// Reads one frame; nil at a clean end of input.
+    public static func readFrame(_ fd: Int32) throws -> Data? {
+        guard let header = try readExactly(fd, 4) else { return nil }
+        let length = header.reduce(0) { ($0 << 8) | Int($1) }
+        guard length <= maximumFrame else { throw EndpointError.transport("the peer sent a frame of \(length) bytes (the limit is \(maximumFrame)); is it a Relay peer?") }
+        guard let body = try readExactly(fd, length) else { throw EndpointError.transport("the peer closed the connection in the middle of a message") }
+        return Data(body)
+    }
+
+    public static func writeFrame(_ fd: Int32, _ payload: Data) throws {
+        let length = payload.count
+        var bytes = [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+                     UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        bytes.append(contentsOf: payload)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw EndpointError.transport("the connection to the peer broke (errno \(errno))")
+            }
+            offset += written
+        }
+    }
+
+    private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw EndpointError.transport("reading from the peer failed (errno \(errno))")
+            }
+            if got == 0 {
+                if filled == 0 { return nil }
+                throw EndpointError.transport("the peer closed the connection in the middle of a message")
+            }
+            filled += got
+        }
+        return buffer
+    }
+}
+
+/// `relay sync-serve --stdio`: answers a client's requests about the local replica until the
+/// client says `bye` or closes the connection.
+public enum SyncServer {
+    public static func serve(_ endpoint: LocalEndpoint, input: Int32 = 0, output: Int32 = 1) throws {
+        let decoder = JSONDecoder(), encoder = JSONEncoder()
+        while let frame = try SyncProtocol.readFrame(input) {
+            var response = SyncProtocol.Response(ok: true)
+            do {
+                let request = try decoder.decode(SyncProtocol.Request.self, from: frame)
+                if request.op == "bye" {
+                    try SyncProtocol.writeFrame(output, try encoder.encode(response))
+                    return
+                }
+                try handle(request, endpoint, &response)
+            } catch let error as EndpointError {
+                response = SyncProtocol.Response(ok: false)
+                switch error {
+                case .changed: response.error = "changed"
+                case .refused: response.error = "refused"
+                case .transport: response.error = "failed"
+                }
+                response.message = error.description
+            } catch {
+                response = SyncProtocol.Response(ok: false)
+                response.error = "failed"
+                response.message = "\(error)"
+            }
+            try SyncProtocol.writeFrame(output, try encoder.encode(response))
+        }
+    }
+
+    private static func handle(_ request: SyncProtocol.Request, _ endpoint: LocalEndpoint, _ response: inout SyncProtocol.Response) throws {
+        func need<T>(_ value: T?, _ name: String) throws -> T {
+            guard let value else { throw EndpointError.transport("request '\(request.op)' lacks '\(name)'") }
+            return value
+        }
+        switch request.op {
+        case "hello":
+            guard request.version == SyncProtocol.version else {
+                throw EndpointError.transport("this relay speaks sync protocol \(SyncProtocol.version), the client \(request.version.map(String.init) ?? "?"); use the same Relay version on both machines")
+            }
+            response.replica = endpoint.replica
+            response.location = endpoint.location
+            response.version = SyncProtocol.version
+        case "refresh":
+            response.entries = Array(try endpoint.refresh().values)
+        case "read":
+            response.content = Data(try endpoint.read(try need(request.path, "path"), expected: try need(request.expected, "expected")))
+        case "install":
+            response.entry = try endpoint.install(try need(request.path, "path"), bytes: Array(try need(request.content, "content")),
+                                                  expected: request.expected, overwrite: request.overwrite ?? false,
+                                                  vector: try need(request.vector, "vector"))
+        case "remove":
+            response.entry = try endpoint.remove(try need(request.path, "path"), expected: try need(request.expected, "expected"),
+                                                 vector: try need(request.vector, "vector"))
+        case "record":
+            try endpoint.record(try need(request.entry, "entry"))
+        case "base":
+            response.hash = try endpoint.base(peer: try need(request.peer, "peer"), path: try need(request.path, "path"))
+        case "setBase":
+            try endpoint.setBase(peer: try need(request.peer, "peer"), path: try need(request.path, "path"),
+                                 hash: try need(request.hash, "hash"), content: request.content.map(Array.init))
+        case "loadObject":
+            response.content = try endpoint.loadObject(try need(request.hash, "hash")).map { Data($0) }
+        case "recordConflict":
+            try endpoint.recordConflict(path: try need(request.path, "path"), copy: try need(request.copy, "copy"),
+                                        kept: try need(request.kept, "kept"), copied: try need(request.copied, "copied"))
+        default:
+            throw EndpointError.transport("unknown request '\(request.op)'")
+        }
+    }
+}
