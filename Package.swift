@@ -10,12 +10,16 @@ let package = Package(
     products: [
         .executable(name: "relay", targets: ["relay"]),
         .library(name: "WorkspaceCore", targets: ["WorkspaceCore"]),
+        .library(name: "LanguageModels", targets: ["LanguageModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already pulled in by async-http-client; named here for the tests' in-process servers.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks).
@@ -29,10 +33,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.
+        .target(
+            name: "LanguageModels",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Part of AsyncHTTPClient's API (ByteBuffer, TimeAmount, IOError).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
                 "WorkspaceCore",
+                "LanguageModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -49,6 +64,21 @@ let package = Package(
             name: "relay-bench",
             dependencies: ["WorkspaceCore"],
             path: "Tests/Benchmarks/relay-bench"
+        ),
+        // `make bench`: time to first token and tokens/s through Relay's client against curl.
+        .executableTarget(
+            name: "relay-model-bench",
+            dependencies: ["LanguageModels"],
+            path: "Tests/Benchmarks/relay-model-bench"
+        ),
+        .testTarget(
+            name: "LanguageModelsTests",
+            dependencies: [
+                "LanguageModels",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "WorkspaceCoreTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LanguageModels
 import WorkspaceCore
 
 /// Runs the root command and turns errors into exit statuses the design promises:
@@ -16,6 +17,9 @@ enum CommandRunner {
         } catch let error as WorkspaceError {
             Terminal.error(error.message)
             return error.isUsageError ? 2 : 1
+        } catch let error as LanguageModelError {
+            Terminal.error(error.message)
+            return error.isConfigurationError ? 2 : 1
         } catch let error as CommandFailure {
             Terminal.error(error.message)
             return error.status
