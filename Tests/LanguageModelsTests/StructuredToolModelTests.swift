@@ -59,11 +59,28 @@ struct StructuredToolModelTests {
         #expect(messages.count == 2 && (messages[0]["content"] as? String)?.contains("read_file: Read a file of the workspace.") == true)
     }
 
-    @Test func aPlainAnswerBecomesText() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.chunk(#"{"answer": "Llamas hum. 🦙"}"#), Self.chunk(finish: "stop"), "data: [DONE]\n\n"]) }
+    @Test func aPlainAnswerStreamsAsTextInPieces() async throws {
+        let pieces = [#"{ "answer""#, #": "Llamas "#, #"hum.\n\u00"#, #"e9 \ud83e"#, #"\udd99 \"ok\""#, #""}"#]
+        let server = try await WireServer { _, _ in .sse(pieces.map { Self.chunk($0) } + [Self.chunk(finish: "stop"), "data: [DONE]\n\n"]) }
         defer { Task { await server.stop() } }
-        let reply = try await StructuredToolModel(wrapping: Self.client(server)).complete(ModelRequest(messages: [.user("hi")], tools: [Self.readFile]))
-        #expect(reply.text == "Llamas hum. 🦙" && reply.toolCalls.isEmpty && reply.finishReason == .stop)
+        let (events, error) = await collect(StructuredToolModel(wrapping: Self.client(server)).stream(ModelRequest(messages: [.user("hi")], tools: [Self.readFile])))
+        #expect(error == nil)
+        let deltas = events.compactMap { if case .text(let t) = $0 { t } else { nil } }
+        #expect(deltas == ["Llamas ", "hum.\n", "é ", "🦙 \"ok\""], "the answer should stream as it arrives")
+        #expect(events.last == .finished(.stop))
+    }
+
+    @Test func theAnswerDecoderGivesTheSameTextWhereverTheReplyIsCut() throws {
+        let reply = #"{"answer": "Line\none \"quoted\" caf\u00e9 \ud83e\udd99 tab\tslash\/ back\\ 🦙 done"}"#
+        let expected = try #require(try JSONValue(parsing: reply)["answer"]?.stringValue)
+        let characters = Array(reply)
+        for cut in 0...characters.count {
+            var streamer = AnswerStreamer()
+            let text = streamer.feed(String(characters[..<cut])) + streamer.feed(String(characters[cut...]))
+            #expect(text == expected, "cut at \(cut)")
+        }
+        var toolCall = AnswerStreamer()
+        #expect(toolCall.feed(#"{"tool": "read_file", "arguments": {"answer": "no"}}"#).isEmpty)
     }
 
     @Test func aRequiredToolCallLeavesTheAnswerOutOfTheSchema() {

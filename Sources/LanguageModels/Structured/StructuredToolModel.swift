@@ -14,9 +14,9 @@ import Foundation
 ///
 /// and the reply becomes a tool call (id `call_0`, finish reason `.toolCalls`) or the answer's
 /// text. Earlier tool calls and results in the conversation are replayed in the same JSON form,
-/// so servers whose chat template knows no tool role still accept them. The answer arrives as
-/// one text delta once the reply is complete (the JSON has to be whole to be read). A request
-/// without tools passes through unchanged.
+/// so servers whose chat template knows no tool role still accept them. The answer's text
+/// streams as it arrives (``AnswerStreamer`` decodes the JSON string on the fly); a tool call is
+/// emitted once the reply is whole. A request without tools passes through unchanged.
 ///
 /// For example:
 /// ```swift
@@ -44,18 +44,33 @@ public struct StructuredToolModel: LanguageModel {
         let toolNames = Set(request.tools.map(\.name))
         return makeEventStream { continuation in
             var text = ""
+            var streamer = AnswerStreamer()
             var usage: TokenUsage?
             var finish: FinishReason = .stop
             for try await event in base.stream(constrained) {
                 switch event {
-                case .text(let delta): text += delta
+                case .text(let delta):
+                    text += delta
+                    let piece = streamer.feed(delta)
+                    if !piece.isEmpty { continuation.yield(.text(piece)) }
                 case .toolCall(let call): continuation.yield(.toolCall(call))  // a model that called natively anyway
                 case .usage(let counted): usage = counted
                 case .finished(let reason): finish = reason
                 }
             }
             let reply = try Self.interpret(text, allowedTools: toolNames, finish: finish, model: base.description)
-            for event in reply { continuation.yield(event) }
+            for event in reply {
+                guard case .text(let answer) = event else {
+                    continuation.yield(event)
+                    continue
+                }
+                // The answer has streamed already; give only what the streamer could not (none, normally).
+                let streamed = streamer.emitted.unicodeScalars
+                if answer.unicodeScalars.starts(with: streamed) {
+                    let rest = String(String.UnicodeScalarView(answer.unicodeScalars.dropFirst(streamed.count)))
+                    if !rest.isEmpty { continuation.yield(.text(rest)) }
+                }
+            }
             if let usage { continuation.yield(.usage(usage)) }
             let called = reply.contains { if case .toolCall = $0 { return true } else { return false } }
             continuation.yield(.finished(called ? .toolCalls : finish))
