@@ -186,6 +186,22 @@ struct OpenAICompatibleModelTests {
         #expect(json["max_tokens"] as? Int == 5)
     }
 
+    @Test func stoppingEarlyCancelsTheRequestAndTheNextOneStillWorks() async throws {
+        let server = try await WireServer { _, number in
+            number == 0 ? .sse([Self.chunk(#"{"content":"one"}"#), Self.chunk(#"{"content":"two"}"#)], gap: .seconds(30)) : .sse(Self.textStream)
+        }
+        defer { Task { await server.stop() } }
+        let model = Self.model(server)
+        var first: ModelEvent?
+        for try await event in model.stream(ModelRequest(messages: [.user("long")])) {
+            first = event
+            break  // the consumer has seen enough; the 30 s pause must not hold it
+        }
+        #expect(first == .text("one"))
+        let reply = try await model.complete(ModelRequest(messages: [.user("again")]))
+        #expect(reply.text == "Llamas 🦙 are camélids." && server.requests.count == 2)
+    }
+
     @Test func servedModelsReadsTheModelList() async throws {
         let server = try await WireServer { request, _ in
             request.uri == "/v1/models" ? .json(200, #"{"object":"list","data":[{"id":"SmolLM2-135M-Instruct","object":"model"}]}"#) : .json(404, "{}")

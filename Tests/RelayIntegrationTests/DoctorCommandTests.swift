@@ -45,6 +45,11 @@ struct DoctorCommandTests {
 
         let text = try run(Binaries.relay, ["doctor", "-w", s.root]).text
         #expect(text.contains("replies come from a file, not a model") && text.contains("healthy"))
+
+        let quick = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick", "--json"])
+        let quickReport = try #require(try JSONSerialization.jsonObject(with: quick.standardOutput) as? [String: Any])
+        #expect(quick.status == 0 && quickReport["answers"] as? Bool == true)
+        #expect(quickReport["nativeToolCalls"] == nil && quickReport["tokensPerSecond"] == nil, "--quick skips the probes")
     }
 
     @Test func noServerExitsWith1AndNamesTheURLAndWhatToDo() throws {
