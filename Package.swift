@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "relay", targets: ["relay"]),
         .library(name: "WorkspaceCore", targets: ["WorkspaceCore"]),
+        .library(name: "LanguageModels", targets: ["LanguageModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -17,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already pulled in by async-http-client; named here for the tests' in-process servers.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks).
@@ -42,16 +46,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Sync between replicas (design §7). So far: version vectors and the merges; the index,
-        // reconcile and transports are the open part of the sync issue.
+        // Sync between replicas (design §7): index, version vectors, merges, transports.
         .target(
             name: "WorkspaceSync",
             dependencies: ["WorkspaceCore", "RelaySQLite"]
         ),
+        // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.
+        .target(
+            name: "LanguageModels",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Part of AsyncHTTPClient's API (ByteBuffer, TimeAmount, IOError).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -74,6 +87,21 @@ let package = Package(
         .executableTarget(
             name: "relay-watch-bench",
             path: "Tests/Benchmarks/relay-watch-bench"
+        ),
+        // `make bench`: time to first token and tokens/s through Relay's client against curl.
+        .executableTarget(
+            name: "relay-model-bench",
+            dependencies: ["LanguageModels"],
+            path: "Tests/Benchmarks/relay-model-bench"
+        ),
+        .testTarget(
+            name: "LanguageModelsTests",
+            dependencies: [
+                "LanguageModels",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "WorkspaceCoreTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LanguageModels
 import WorkspaceCore
 import WorkspaceWatcher
 
@@ -20,6 +21,9 @@ enum CommandRunner {
         } catch let error as WatcherError {
             Terminal.error(error.message)
             return 1
+        } catch let error as LanguageModelError {
+            Terminal.error(error.message)
+            return error.isConfigurationError ? 2 : 1
         } catch let error as CommandFailure {
             Terminal.error(error.message)
             return error.status

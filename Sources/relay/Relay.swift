@@ -14,9 +14,10 @@ struct Relay: AsyncParsableCommand {
               relay init ~/notes
               echo "- met Ada" | relay fs append -w ~/notes Journal/user/2026-11-22.md
               relay status -w ~/notes
+              relay doctor
             """,
         version: "0.1.0",
-        subcommands: [InitCommand.self, StatusCommand.self, WatchCommand.self, SyncCommand.self, SyncServeCommand.self, ConflictsCommand.self, FSCommand.self]
+        subcommands: [InitCommand.self, StatusCommand.self, WatchCommand.self, SyncCommand.self, SyncServeCommand.self, ConflictsCommand.self, FSCommand.self, DoctorCommand.self]
     )
 }
 

@@ -138,7 +138,7 @@ struct CommandLineTests {
 struct HelpTests {
     static let commands: [[String]] = [
         [], ["init"], ["status"], ["watch"], ["sync"], ["conflicts"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
-        ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"],
+        ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"], ["doctor"],
     ]
 
     @Test(arguments: commands)

@@ -1,0 +1,203 @@
+import ArgumentParser
+import Foundation
+import LanguageModels
+import WorkspaceCore
+
+/// `relay doctor`: which model server Relay would talk to, whether it answers, what it serves,
+/// whether it calls tools natively, and how fast it is.
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check the model configuration and the model server it names.",
+        discussion: """
+            Reads the "model" section of the workspace's relay.json (or the defaults outside a \
+            workspace), applies RELAY_MODEL_URL and RELAY_MODEL, then asks the server which models \
+            it serves, whether it calls a tool natively (one tiny request), and how many tokens a \
+            second it writes on a short prompt. Exit status: 0 healthy, 1 the server does not \
+            answer or a check failed, 2 bad configuration.
+
+            Examples:
+              relay doctor
+              relay doctor -w ~/notes --json
+              RELAY_MODEL_URL=http://127.0.0.1:11434/v1 RELAY_MODEL=llama3.2 relay doctor
+            """
+    )
+
+    @Option(name: [.customShort("w"), .long], help: ArgumentHelp(
+        "The workspace whose relay.json to read (default: $RELAY_WORKSPACE, else the workspace at or above the current folder, else none).",
+        valueName: "dir"))
+    var workspace: String?
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Flag(help: "Only check that the server answers; skip the tool and speed probes.")
+    var quick = false
+
+    @Option(help: ArgumentHelp("Seconds the server may stay silent before a check fails.", valueName: "seconds"))
+    var timeout: Double = 60
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a number of seconds above 0") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        var report = DoctorReport()
+        let (file, root) = try configurationFile(environment)
+        var configuration = ModelConfiguration.localDefault
+        if let file, let data = FileManager.default.contents(atPath: file) {
+            configuration = try ModelConfiguration.load(relayJSON: data, file: file)
+            report.configuration = file
+        } else {
+            report.configuration = root == nil ? "defaults (not in a workspace)" : "defaults (the workspace has no relay.json)"
+        }
+        report.overrides = ModelConfiguration.overridingVariables.filter { environment[$0]?.isEmpty == false }
+        configuration = configuration.applyingEnvironment(environment)
+        report.provider = configuration.provider.rawValue
+        report.baseURL = configuration.provider == .scripted ? nil : configuration.resolvedBaseURL
+        report.model = configuration.provider == .scripted ? configuration.script : configuration.resolvedModel
+        report.toolMode = configuration.toolMode.rawValue
+        report.effectiveToolMode = configuration.resolvedToolMode.rawValue
+
+        var settings = ModelHTTPSettings()
+        settings.idleTimeout = .milliseconds(Int64(timeout * 1000))
+        settings.connectTimeout = .seconds(5)
+        settings.maxAttempts = 2
+        let model = try ModelFactory.make(configuration, environment: environment, relativeTo: root, settings: settings, logger: RelayLogging.logger)
+        report.describedAs = model.description
+        let client = (model as? StructuredToolModel)?.base ?? (model as? ToolsWithheldModel)?.base ?? model
+
+        var failure: String?
+        let started = ContinuousClock.now
+        do {
+            report.servedModels = try await client.servedModels()
+            report.answers = true
+            report.answerMilliseconds = (ContinuousClock.now - started).milliseconds
+        } catch {
+            report.answers = false
+            failure = message(error)
+        }
+        if report.answers == true && !quick {
+            do {
+                report.nativeToolCalls = try await probeNativeTools(client)
+                try await measureSpeed(model, into: &report)
+            } catch {
+                failure = message(error)
+            }
+        }
+        report.error = failure
+        report.healthy = failure == nil
+        if json { try printJSON(report) } else { printText(report) }
+        if let failure { throw CommandFailure(message: failure, status: 1) }
+    }
+
+    /// relay.json of the workspace named by -w or $RELAY_WORKSPACE, or found from the current
+    /// folder; none outside a workspace.
+    private func configurationFile(_ environment: [String: String]) throws -> (file: String?, root: String?) {
+        let workspace: Workspace?
+        if let path = self.workspace {
+            workspace = try Workspace.open(at: path)
+        } else if let path = environment[Workspace.environmentVariable], !path.isEmpty {
+            workspace = try Workspace.open(at: path)
+        } else {
+            workspace = try? Workspace.discover(from: FileManager.default.currentDirectoryPath)
+        }
+        guard let root = workspace?.root else { return (nil, nil) }
+        let file = root + "/relay.json"
+        return (FileManager.default.fileExists(atPath: file) ? file : nil, root)
+    }
+
+    /// One tiny request that a model with native tool calling answers with a call.
+    private func probeNativeTools(_ client: any LanguageModel) async throws -> Bool {
+        let tool = ToolDefinition(name: "get_time", description: "Get the current time.", parameters: ["type": "object", "properties": [:]])
+        let request = ModelRequest(
+            messages: [.user("What time is it? Call the get_time tool.")], tools: [tool],
+            options: ModelOptions(temperature: 0, maxTokens: 32, toolChoice: .auto))
+        do {
+            let reply = try await client.complete(request)
+            return !reply.toolCalls.isEmpty
+        } catch let error as LanguageModelError where error.code == .httpStatus && (error.status ?? 0) < 500 {
+            return false  // a server that rejects `tools` outright does not call them
+        }
+    }
+
+    private func measureSpeed(_ model: any LanguageModel, into report: inout DoctorReport) async throws {
+        let request = ModelRequest(messages: [.user("Count from 1 to 40, separated by spaces.")], options: ModelOptions(temperature: 0, maxTokens: 64))
+        let started = ContinuousClock.now
+        var firstToken: ContinuousClock.Instant?
+        var usage: TokenUsage?
+        for try await event in model.stream(request) {
+            switch event {
+            case .text: if firstToken == nil { firstToken = .now }
+            case .usage(let counted): usage = counted
+            default: break
+            }
+        }
+        let ended = ContinuousClock.now
+        report.firstTokenMilliseconds = firstToken.map { ($0 - started).milliseconds }
+        report.completionTokens = usage?.completionTokens
+        if let firstToken, let tokens = usage?.completionTokens, tokens > 1 {
+            let seconds = (ended - firstToken).seconds
+            report.tokensPerSecond = seconds > 0 ? ((Double(tokens - 1) / seconds) * 10).rounded() / 10 : nil
+        }
+    }
+
+    private func message(_ error: any Error) -> String {
+        (error as? LanguageModelError)?.message ?? "\(error)"
+    }
+
+    private func printText(_ report: DoctorReport) {
+        func row(_ label: String, _ value: String) { print(label.padding(toLength: 15, withPad: " ", startingAt: 0) + value) }
+        row("Configuration", report.configuration)
+        if !report.overrides.isEmpty { row("Overrides", report.overrides.joined(separator: ", ") + " (from the environment)") }
+        row("Provider", report.provider + (report.provider == "scripted" ? " — replies come from a file, not a model" : ""))
+        if let url = report.baseURL { row("URL", url) }
+        row(report.provider == "scripted" ? "Script" : "Model", report.model ?? "(none)")
+        row("Tool mode", report.toolMode == report.effectiveToolMode ? report.toolMode : "\(report.toolMode) → \(report.effectiveToolMode)")
+        switch report.answers {
+        case true?:
+            let served = report.servedModels.isEmpty ? "" : ", serves " + report.servedModels.prefix(5).joined(separator: ", ")
+            row("Server", Terminal.paint("answers", .green, stream: 1) + " in \(report.answerMilliseconds ?? 0) ms" + served)
+        case false?: row("Server", Terminal.paint("does not answer", .red, stream: 1))
+        case nil: break
+        }
+        if let native = report.nativeToolCalls {
+            row("Native tools", native
+                ? "yes — it called the probe tool (toolMode \"native\" works)"
+                : "no — it answered the probe in text; toolMode \"structured\" (or \"auto\") gets tool calls from it")
+        }
+        if let speed = report.tokensPerSecond {
+            row("Speed", "\(speed) tokens/s, first token after \(report.firstTokenMilliseconds ?? 0) ms (\(report.completionTokens ?? 0) tokens)")
+        } else if report.answers == true && !quick && report.error == nil {
+            row("Speed", "not measured (the reply was too short)")
+        }
+        row("Status", report.healthy ? Terminal.paint("healthy", .green, stream: 1) : Terminal.paint("not healthy", .red, stream: 1))
+    }
+}
+
+/// What `relay doctor --json` prints.
+struct DoctorReport: Encodable {
+    var configuration = ""
+    var overrides: [String] = []
+    var provider = ""
+    var baseURL: String?
+    var model: String?
+    var toolMode = ""
+    var effectiveToolMode = ""
+    var describedAs = ""
+    var answers: Bool?
+    var answerMilliseconds: Int?
+    var servedModels: [String] = []
+    var nativeToolCalls: Bool?
+    var tokensPerSecond: Double?
+    var firstTokenMilliseconds: Int?
+    var completionTokens: Int?
+    var healthy = false
+    var error: String?
+}
+
+extension Duration {
+    var milliseconds: Int { Int((Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15).rounded()) }
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
