@@ -190,6 +190,8 @@ extension Workspace {
     /// in-place save is a truncate and then a write; reading between the two would build on
     /// an empty or half-written file. File times move in kernel ticks (up to 4 ms), hence 20.
     static let quietPeriodNanoseconds: Int64 = 20_000_000
+    /// The quiet period for a file that is empty.
+    static let emptyQuietPeriodNanoseconds: Int64 = 500_000_000
     /// An update gives up waiting for quiet after this long and goes on (its check-and-swap
     /// still protects saves that replace the file).
     static let quietWaitLimitNanoseconds: Int64 = 5_000_000_000
@@ -203,8 +205,11 @@ extension Workspace {
             if lock.isLastInstalled(identity) { return }
             let now = Syscall.nowNanoseconds()
             let age = now - identity.modifiedNanoseconds
-            if age >= Self.quietPeriodNanoseconds || now - start >= Self.quietWaitLimitNanoseconds { return }
-            Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds - max(0, age))
+            // An empty file just written is most likely an in-place save between its truncate
+            // and its write: give that writer much longer.
+            let quiet = identity.size == 0 ? Self.emptyQuietPeriodNanoseconds : Self.quietPeriodNanoseconds
+            if age >= quiet || now - start >= Self.quietWaitLimitNanoseconds { return }
+            Syscall.sleep(nanoseconds: min(quiet - max(0, age), Self.quietPeriodNanoseconds))
         }
     }
 }

@@ -57,6 +57,21 @@ extension Workspace {
                 }
                 let displaced = try install(temporary, at: target, sync: false)
                 let previous = try read(displaced, path: target)
+                if Expected.matches(previous, expected), case .file(let displacedPath) = displaced, let previous,
+                   !lock.isLastInstalled(previous.identity), try wroteIntoDisplaced(displacedPath, since: previous.identity) {
+                    // An editor that had the file open wrote into it just after the swap (an
+                    // in-place save: open, truncate, write). Its writes went to the version we
+                    // displaced: swap it straight back and start again from it.
+                    logger.info("an in-place save landed just after an update's swap; swapping back", metadata: ["relay.path": "\(target.relative)"])
+                    if case .success = Syscall.exchange(displacedPath, target.absolute) {
+                        _ = Syscall.unlink(displacedPath)
+                        lock.clearIntent()
+                        try waitUntilQuiet(target, lock: lock)
+                        input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                        expected = input.map(Expected.init)
+                        continue
+                    }
+                }
                 if Expected.matches(previous, expected) {
                     if durable { try syncFolder(target.parentAbsolute) }
                     let kept = previous.flatMap { ours.contains($0.hash) ? nil : $0 }
@@ -102,6 +117,14 @@ extension Workspace {
                 "\(target.relative): changed by someone else \(maximumAttempts) times while updating; gave up without writing",
                 path: target.relative)
         }
+    }
+
+    /// Waits one quiet period and tells whether the displaced file (a person's, not Relay's)
+    /// changed after it was read: an editor that opened it before the swap wrote into it.
+    private func wroteIntoDisplaced(_ path: String, since identity: FileIdentity) throws -> Bool {
+        Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds)
+        guard let now = try FileSnapshot.identity(path, displayPath: path) else { return false }
+        return now.size != identity.size || now.modifiedNanoseconds != identity.modifiedNanoseconds
     }
 
     /// Removes a displaced file that needs no archiving (our own earlier attempt).
