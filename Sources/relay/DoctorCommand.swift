@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WorkspaceWatcher
 import LanguageModels
 import WorkspaceCore
 
@@ -86,6 +87,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 failure = message(error)
             }
         }
+        report.inotify = InotifyReport(limits: InotifyLimits.current(), usage: InotifyLimits.usage())
         report.error = failure
         report.healthy = failure == nil
         if json { try printJSON(report) } else { printText(report) }
@@ -172,6 +174,15 @@ struct DoctorCommand: AsyncParsableCommand {
         } else if report.answers == true && !quick && report.error == nil {
             row("Speed", "not measured (the reply was too short)")
         }
+        if let inotify = report.inotify {
+            let limit = inotify.limits.namespaceMaxWatches.map { min($0, inotify.limits.maxUserWatches ?? $0) } ?? inotify.limits.maxUserWatches
+            row("inotify", "\(inotify.usage.watches) of \(limit.map(String.init) ?? "?") watches in use (fs.inotify.max_user_watches), "
+                + "\(inotify.usage.instances) of \(inotify.limits.maxUserInstances.map(String.init) ?? "?") instances, "
+                + "queue \(inotify.limits.maxQueuedEvents.map(String.init) ?? "?") events")
+            if let limit, limit - inotify.usage.watches < 10_000 {
+                row("", Terminal.paint("few watches left: `relay watch` needs one per folder; raise it with sudo sysctl fs.inotify.max_user_watches=\(max(524_288, limit * 2))", .yellow, stream: 1))
+            }
+        }
         row("Status", report.healthy ? Terminal.paint("healthy", .green, stream: 1) : Terminal.paint("not healthy", .red, stream: 1))
     }
 }
@@ -195,6 +206,13 @@ struct DoctorReport: Encodable {
     var completionTokens: Int?
     var healthy = false
     var error: String?
+    var inotify: InotifyReport?
+}
+
+/// The kernel's inotify limits and this user's use of them, for the watcher.
+struct InotifyReport: Encodable {
+    var limits: InotifyLimits
+    var usage: InotifyLimits.Usage
 }
 
 extension Duration {

@@ -24,12 +24,14 @@ struct SyncCommand: ParsableCommand {
               relay sync ada@desktop:notes
               relay sync --dry-run ../notes-copy
               relay sync --json /mnt/backup/notes
+              relay sync --local        # fold Syncthing's conflict copies back in
             """
     )
 
     @OptionGroup var options: WorkspaceOptions
-    @Argument(help: ArgumentHelp("The other replica: a workspace folder.", valueName: "peer"))
-    var peer: String
+    @Argument(help: ArgumentHelp("The other replica: a workspace folder, or [user@]host:path.", valueName: "peer"))
+    var peer: String?
+    @Flag(help: "Only fold Syncthing's *.sync-conflict-* copies back into their originals.") var local = false
     @Flag(help: "Show what would change, change nothing.") var dryRun = false
     @Flag(help: "Propagate a mass deletion.") var force = false
     @Flag(help: "Print the summary as JSON.") var json = false
@@ -38,11 +40,17 @@ struct SyncCommand: ParsableCommand {
 
     /// `[user@]host:path`: a colon before any slash, and no such local folder.
     var isRemote: Bool {
-        guard let colon = peer.firstIndex(of: ":") else { return false }
+        guard let peer, let colon = peer.firstIndex(of: ":") else { return false }
         return !peer[..<colon].contains("/") && !FileManager.default.fileExists(atPath: peer)
     }
 
+    func validate() throws {
+        if peer == nil && !local { throw ValidationError("give the other replica (a folder or [user@]host:path), or --local") }
+    }
+
     func run() throws {
+        if local { return try resolveSyncthingCopies() }
+        guard let peer else { return }
         let local = try options.open()
         let localEndpoint = try LocalEndpoint(workspace: local)
         let remote: ReplicaEndpoint
@@ -81,6 +89,14 @@ struct SyncCommand: ParsableCommand {
         }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
         (remote as? RemoteEndpoint)?.close()
+    }
+
+    private func resolveSyncthingCopies() throws {
+        let outcome = try SyncthingConflicts.resolve(in: try options.open())
+        if json { return try printJSON(outcome) }
+        for copy in outcome.merged { print("merged and removed: \(copy)") }
+        for copy in outcome.left { print("left for you (overlapping changes): \(copy)") }
+        print("Syncthing conflict copies: \(outcome.merged.count) merged, \(outcome.left.count) left")
     }
 
     /// `"sync": {"massDeletionThreshold": 0.5}` in relay.json.
