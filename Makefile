@@ -8,8 +8,8 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 # Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
 # and trigger queue, the sync index), inotify-tools (inotifywait, the peer `make bench` compares
-# with), openssh (the sync tests run a real sshd on loopback).
-APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client
+# with), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench).
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean model model-stop
@@ -64,6 +64,9 @@ bench:
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-bench"
 	@echo
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-watch-bench"
+	@echo
+	$(SWIFT) build -c release --product relay-sync-bench $(SWIFT_FLAGS)
+	"$$($(SWIFT) build -c release --show-bin-path)/relay-sync-bench"
 	@echo
 	$(SWIFT) build -c release --product relay-model-bench $(SWIFT_FLAGS)
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-model-bench"

@@ -83,6 +83,11 @@ let package = Package(
             dependencies: ["WorkspaceCore"],
             path: "Tests/Benchmarks/relay-bench"
         ),
+        // `make bench`: relay sync against rsync and Unison.
+        .executableTarget(
+            name: "relay-sync-bench",
+            path: "Tests/Benchmarks/relay-sync-bench"
+        ),
         // `make bench`: the watcher against inotifywait.
         .executableTarget(
             name: "relay-watch-bench",

@@ -18,6 +18,9 @@ public actor WatchService {
         public var tick: Duration = .milliseconds(10)
         /// How long running commands get to finish when the service stops.
         public var shutdownGrace: Duration = .seconds(10)
+        /// Called (on the service's actor) after settled changes were recorded — people's and
+        /// Relay's alike, not those that only touched a file. `relay watch` uses it to sync.
+        public var changesRecorded: (@Sendable () -> Void)?
         /// Test hook: stall the inotify reader when a file named `relay-test-stall` appears, so the
         /// kernel queue overflows.
         public var stallReaderAfterFirstEvent: Duration?
@@ -170,6 +173,9 @@ public actor WatchService {
             logger.info("trigger queued", metadata: ["relay.path": "\(trigger.path)", "relay.trigger": "\(trigger.rule)"])
         }
         if !fresh.isEmpty { queueMayHaveWork = true }
+        if changes.contains(where: { $0.record.hash != index?[$0.path]?.hash }) || !removedFiles.isEmpty || !removedFolders.isEmpty {
+            options.changesRecorded?()
+        }
         // Everything written before a cookie has now been handled: say so by removing it.
         for cookie in cookies { unlink(workspace.root + "/" + cookie) }
     }

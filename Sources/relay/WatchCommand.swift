@@ -17,6 +17,8 @@ struct WatchCommand: AsyncParsableCommand {
             cleanly, keeping every queued trigger for the next start.
 
             The first start takes the files already there as the baseline: they start nothing.
+            With peers in relay.json ("sync": {"peers": [...], "afterChangeSeconds": 10}), it also
+            syncs with them that many seconds after the last change.
 
             Examples:
               relay watch
@@ -42,6 +44,10 @@ struct WatchCommand: AsyncParsableCommand {
         var serviceOptions = WatchService.Options()
         if let stall = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_STALL_MS"].flatMap(Int.init) {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
+        }
+        if let syncer = try PeerSyncer.configured(for: workspace, logger: logger) {
+            serviceOptions.changesRecorded = { syncer.changed() }
+            logger.notice("will sync after changes", metadata: ["relay.peers": "\(syncer.peers.joined(separator: ", "))"])
         }
         let service = WatchService(workspace: workspace, configuration: configuration, launcher: nil, logger: logger, options: serviceOptions)
         logger.notice("relay watch started", metadata: [

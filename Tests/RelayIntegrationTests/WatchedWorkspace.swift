@@ -13,7 +13,7 @@ final class WatchedWorkspace: @unchecked Sendable {
     var root: String { scratch.root }
 
     /// `triggers` as in relay.json; "$FIRED" in a command becomes the fired log's path.
-    init(triggers: [[String: Any]], settleMilliseconds: Int = 50) throws {
+    init(triggers: [[String: Any]], settleMilliseconds: Int = 50, sync: [String: Any]? = nil) throws {
         scratch = try ScratchWorkspace()
         let file = scratch.path("relay.json")
         var configuration = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as! [String: Any]
@@ -25,6 +25,7 @@ final class WatchedWorkspace: @unchecked Sendable {
             return trigger
         }
         configuration["watch"] = ["settleMilliseconds": settleMilliseconds, "settleLimitSeconds": 30]
+        if let sync { configuration["sync"] = sync }
         try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: file))
         FileManager.default.createFile(atPath: firedLog, contents: nil)
     }

@@ -188,6 +188,26 @@ struct WatcherTests {
         w.stop()
     }
 
+    @Test func theDaemonSyncsWithConfiguredPeersAfterChangesAndSyncedFilesFireNothingThere() throws {
+        let peer = try ScratchWorkspace()
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("Research/**")],
+                                     sync: ["peers": [peer.root], "afterChangeSeconds": 0.2])
+        try w.start()
+        try w.write("Research/dropped.md", "to be synced\n")
+        let deadline = Date().addingTimeInterval(30)
+        while peer.contents("Research/dropped.md") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(peer.contents("Research/dropped.md") == "to be synced\n", "\(w.log().suffix(1500))")
+        // A file that arrives from the peer by sync is not a drop here.
+        try "from the peer\n".write(toFile: peer.path("Research/from-peer.md"), atomically: false, encoding: .utf8)
+        try w.write("Research/nudge.md", "a change to start the next sync\n")
+        while w.scratch.contents("Research/from-peer.md") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(w.scratch.contents("Research/from-peer.md") == "from the peer\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(Set(w.firedPaths()) == ["Research/dropped.md", "Research/nudge.md"], "synced-in files fired: \(w.fired())")
+        w.stop()
+    }
+
     @Test func theFirstStartTakesExistingFilesAsTheBaseline() throws {
         let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("Research/**")])
         try w.write("Research/already-here.md", "old notes\n")

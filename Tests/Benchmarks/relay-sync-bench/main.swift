@@ -1,0 +1,136 @@
+// relay-sync-bench: `relay sync` next to rsync (one-way) and Unison (two-way, warm archive) on the
+// same trees in the same run. 10,000 files (~60 MB, nested folders, Markdown/JSON/binary), a
+// change set of 100 modified + 50 new + 20 deleted, and a no-change sync; medians of 3 rounds.
+// Needs the release `relay` next to this binary, rsync and unison on PATH (Debian packages).
+
+import Foundation
+import Glibc
+
+let binFolder = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
+let relay = binFolder + "/relay"
+let base = FileManager.default.temporaryDirectory.path + "/relay-sync-bench-" + UUID().uuidString
+let fileCount = Int(ProcessInfo.processInfo.environment["RELAY_BENCH_SYNC_FILES"] ?? "") ?? 10_000
+let rounds = 3
+defer { try? FileManager.default.removeItem(atPath: base) }
+
+func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+@discardableResult
+func sh(_ command: String, environment: [String: String] = [:]) -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    process.standardOutput = FileHandle.nullDevice
+    try! process.run()
+    process.waitUntilExit()
+    if process.terminationStatus != 0 { FileHandle.standardError.write(Data("failed (\(process.terminationStatus)): \(command)\n".utf8)) }
+    return process.terminationStatus
+}
+
+func timed(_ command: String, environment: [String: String] = [:]) -> Double {
+    let start = now()
+    sh(command, environment: environment)
+    return now() - start
+}
+
+func bytes(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: 0...255) }) }
+func text(_ count: Int, seed: Int) -> Data {
+    let words = ["llama", "alpaca", "relay", "agent", "context", "journal", "research", "notes", "sync", "merge"]
+    var result = ""
+    while result.utf8.count < count { result += words[(result.count + seed) % words.count] + ((result.count % 9 == 0) ? "\n" : " ") }
+    return Data(result.utf8)
+}
+
+func path(_ i: Int) -> String {
+    let ext = ["md", "md", "md", "json", "bin"][i % 5]
+    return "d\(i % 50)/e\(i % 7)/file\(i).\(ext)"
+}
+
+func content(_ i: Int, version: Int) -> Data {
+    let size = 2_000 + (i * 7919 + version * 31) % 8_000
+    switch i % 5 {
+    case 3: return Data("{\"id\": \(i), \"version\": \(version), \"notes\": \"".utf8) + text(size, seed: i + version) + Data("\"}".utf8)
+    case 4: return bytes(size)
+    default: return text(size, seed: i + version)
+    }
+}
+
+func populate(_ root: String) throws {
+    for i in 0..<fileCount {
+        let file = root + "/" + path(i)
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try content(i, version: 0).write(to: URL(fileURLWithPath: file))
+    }
+}
+
+/// The same change set on a source tree: 100 modified, 50 new, 20 deleted.
+func change(_ root: String, round: Int) throws {
+    for k in 0..<100 {
+        let i = (round * 997 + k * 37) % fileCount
+        try content(i, version: round + 1).write(to: URL(fileURLWithPath: root + "/" + path(i)))
+    }
+    for k in 0..<50 {
+        let file = root + "/new/r\(round)/n\(k).md"
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text(3_000, seed: k).write(to: URL(fileURLWithPath: file))
+    }
+    for k in 0..<20 { unlink(root + "/" + path((round * 499 + k * 53 + 11) % fileCount)) }
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+print("relay-sync-bench: \(fileCount) files, change set 100 modified + 50 new + 20 deleted, median of \(rounds) rounds")
+
+// Relay, local path and the protocol through a pipe (ssh's place taken by sh, no network).
+sh("'\(relay)' init '\(base)/ra' && '\(relay)' init '\(base)/rb' && '\(relay)' init '\(base)/pa' && '\(relay)' init '\(base)/pb'")
+for root in ["ra", "pa"] { try populate(base + "/" + root) }
+let fakeSSH = base + "/fake-ssh"
+try "#!/bin/sh\nshift\nexec sh -c \"$1\"\n".write(toFile: fakeSSH, atomically: true, encoding: .utf8)
+chmod(fakeSSH, 0o755)
+let pipeEnvironment = ["RELAY_SSH": fakeSSH]
+var start = now()
+sh("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'")
+let relayInitial = now() - start
+sh("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment)
+
+// rsync one way, Unison two ways with its archive in a folder of its own.
+try populate(base + "/sa")
+start = now()
+sh("rsync -a --delete '\(base)/sa/' '\(base)/sb/'")
+let rsyncInitial = now() - start
+try populate(base + "/ua")
+try FileManager.default.createDirectory(atPath: base + "/ub", withIntermediateDirectories: true)
+let unisonEnvironment = ["UNISON": base + "/unison-archive"]
+let unison = "unison '\(base)/ua' '\(base)/ub' -batch -auto -silent -confirmbigdel=false -perms 0"
+start = now()
+sh(unison, environment: unisonEnvironment)
+let unisonInitial = now() - start
+
+var results: [String: [Double]] = [:]
+for round in 0..<rounds {
+    for root in ["ra", "pa", "sa", "ua"] { try change(base + "/" + root, round: round) }
+    results["relay", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'"))
+    results["relay-pipe", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment))
+    results["rsync", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
+    results["unison", default: []].append(timed(unison, environment: unisonEnvironment))
+    results["relay-none", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'"))
+    results["relay-pipe-none", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment))
+    results["rsync-none", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
+    results["unison-none", default: []].append(timed(unison, environment: unisonEnvironment))
+}
+
+func row(_ label: String, _ value: Double, against rsync: Double, _ unison: Double) {
+    print("  " + label.padding(toLength: 44, withPad: " ", startingAt: 0) + String(format: "%7.2f s   %5.2f× rsync   %5.2f× unison", value, value / rsync, value / unison))
+}
+print("  first sync of the whole tree: relay \(String(format: "%.2f", relayInitial)) s, rsync \(String(format: "%.2f", rsyncInitial)) s, unison \(String(format: "%.2f", unisonInitial)) s")
+print("  change set:")
+for (label, key) in [("rsync -a --delete (one-way)", "rsync"), ("unison -batch -auto (two-way)", "unison"),
+                     ("relay sync, local folder (two-way)", "relay"), ("relay sync, protocol over a pipe", "relay-pipe")] {
+    row(label, median(results[key]!), against: median(results["rsync"]!), median(results["unison"]!))
+}
+print("  no change:")
+for (label, key) in [("rsync", "rsync-none"), ("unison", "unison-none"), ("relay sync, local folder", "relay-none"), ("relay sync, protocol over a pipe", "relay-pipe-none")] {
+    row(label, median(results[key]!), against: median(results["rsync-none"]!), median(results["unison-none"]!))
+}
