@@ -62,22 +62,8 @@ public struct AnthropicModel: LanguageModel {
         let exchange = self.exchange, headers = self.headers
         return makeEventStream { continuation in
             let response = try await exchange.post(url, headers: headers, body: body)
-            var parser = ServerSentEventParser()
             var decoder = AnthropicStreamDecoder(url: url)
-            do {
-                for try await buffer in response.body {
-                    for event in parser.feed(buffer.readableBytesView) {
-                        for modelEvent in try decoder.decode(event) { continuation.yield(modelEvent) }
-                        if decoder.isDone { break }
-                    }
-                    if decoder.isDone { break }
-                }
-            } catch {
-                throw exchange.mapTransportError(error, url: url, midReply: true)
-            }
-            if !decoder.isDone, let last = parser.finish() {
-                for modelEvent in try decoder.decode(last) { continuation.yield(modelEvent) }
-            }
+            try await exchange.pump(response, into: &decoder, url: url, continuation)
             guard decoder.isDone else {
                 throw LanguageModelError(.malformedResponse, "the reply from \(url) ended before message_stop", url: url)
             }

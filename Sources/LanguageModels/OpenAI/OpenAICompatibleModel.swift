@@ -58,22 +58,8 @@ public struct OpenAICompatibleModel: LanguageModel {
         let exchange = self.exchange, headers = self.headers
         return makeEventStream { continuation in
             let response = try await exchange.post(url, headers: headers, body: body)
-            var parser = ServerSentEventParser()
             var decoder = OpenAIStreamDecoder(url: url)
-            do {
-                for try await buffer in response.body {
-                    for event in parser.feed(buffer.readableBytesView) {
-                        for modelEvent in try decoder.decode(event) { continuation.yield(modelEvent) }
-                        if decoder.isDone { break }
-                    }
-                    if decoder.isDone { break }
-                }
-            } catch {
-                throw exchange.mapTransportError(error, url: url, midReply: true)
-            }
-            if !decoder.isDone, let last = parser.finish() {
-                for modelEvent in try decoder.decode(last) { continuation.yield(modelEvent) }
-            }
+            try await exchange.pump(response, into: &decoder, url: url, continuation)
             for modelEvent in try decoder.finish() { continuation.yield(modelEvent) }
         }
     }
