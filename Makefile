@@ -36,8 +36,8 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# What exists today: the workspace and its safe primitives (the agents, the watcher, models
-# and sync are the next issues). Runs on a fresh workspace each time.
+# What exists today: the workspace, its safe primitives and sync (the relay of agents is the
+# next issue). Runs on a fresh workspace each time.
 demo: build
 	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W"; \
 	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
@@ -54,8 +54,13 @@ demo: build
 	"$$R" fs restore -w "$$W" Research/llamas/summary.md "$$V"; "$$R" fs read -w "$$W" Research/llamas/summary.md; \
 	step "the sandbox refuses paths that leave the workspace"; \
 	echo evil | "$$R" fs write -w "$$W" ../evil.md || echo "(exit status $$?)"; \
+	step "relay sync with a second replica: both edit context.md, the edits merge"; \
+	rm -rf "$$W-2"; "$$R" init "$$W-2" >/dev/null; "$$R" sync -w "$$W" "$$W-2"; \
+	echo "- noted on replica 1" | "$$R" fs append -w "$$W" context.md; \
+	"$$R" fs update -w "$$W-2" context.md -- sed '1s/.*/# Context (edited on replica 2)/'; \
+	"$$R" sync -w "$$W" "$$W-2"; head -1 "$$W/context.md"; tail -1 "$$W/context.md"; \
 	step "relay status"; "$$R" status -w "$$W"; \
-	printf '\nThe workspace is in %s. Agents (relay ask), the watcher, models and sync are not built yet.\n' "$$W"
+	printf '\nThe workspace is in %s. Next: relay watch (triggers), make model + relay doctor (the local model).\nThe relay of agents (relay ask) is not built yet.\n' "$$W"
 
 bench:
 	$(SWIFT) build -c release --product relay $(SWIFT_FLAGS)
