@@ -121,24 +121,10 @@ public actor WatchService {
         let index = try store.allFiles()
         var seen = Set<String>()
         var candidates: [String] = []
-        var folders = [""]
-        while let folder = folders.popLast() {
-            let absolute = folder.isEmpty ? workspace.root : workspace.root + "/" + folder
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute) else { continue }
-            for name in names {
-                let path = folder.isEmpty ? name : folder + "/" + name
-                if IgnoreRules.isIgnored(path) { continue }
-                var info = stat()
-                guard lstat(workspace.root + "/" + path, &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: folders.append(path)
-                case S_IFREG:
-                    seen.insert(path)
-                    if let stamp = workspace.stamp(ofFileAt: path), index[path]?.stamp == stamp { continue }
-                    candidates.append(path)
-                default: continue
-                }
-            }
+        for entry in try workspace.list(".", recursive: true) where entry.kind == .file && !IgnoreRules.isIgnored(entry.path) {
+            seen.insert(entry.path)
+            if let stamp = workspace.stamp(ofFileAt: entry.path), index[entry.path]?.stamp == stamp { continue }
+            candidates.append(entry.path)
         }
         let gone = index.keys.filter { !seen.contains($0) }
         try process(candidates, removed: gone.map { ($0, false) }, index: index, triggering: triggering)

@@ -30,7 +30,14 @@ extension Workspace {
         var folders = [target.relative]
         while let folder = folders.popLast() {
             let absolute = layout.absolute(folder)
-            let names = try Syscall.listDirectory(absolute).orThrow("list", path: folder.isEmpty ? "." : folder)
+            let names: [String]
+            switch Syscall.listDirectory(absolute) {
+            case .success(let found): names = found
+            // A folder below the one asked for that vanished (or became a file) mid-walk: a
+            // busy workspace changes while it is listed; skip it rather than fail the listing.
+            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory) where folder != target.relative: continue
+            case .failure(let errno): throw WorkspaceError.system(errno, "list", path: folder.isEmpty ? "." : folder)
+            }
             for name in names {
                 if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
                 if WorkspaceLayout.isTemporaryName(name) { continue }

@@ -128,41 +128,27 @@ public final class SyncIndex {
         var seen = Set<String>()
         var changed = 0
         try transaction {
-            var folders = [""]
-            while let folder = folders.popLast() {
-                let absolute = folder.isEmpty ? workspace.root : workspace.root + "/" + folder
-                guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute) else { continue }
-                for name in names {
-                    let path = folder.isEmpty ? name : folder + "/" + name
-                    if Self.isExcluded(path) { continue }
-                    var isFolder: ObjCBool = false
-                    if let stamp = workspace.stamp(ofFileAt: path) {
-                        seen.insert(path)
-                        let old = known[path]
-                        if let old, !old.deleted, old.stamp == stamp,
-                           stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
-                        guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
-                        var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
-                        entry.stamp = fresh
-                        entry.scanned = now
-                        if old == nil || old!.deleted || old!.hash != hash.hex {
-                            entry.hash = hash.hex
-                            entry.deleted = false
-                            entry.vector.increment(replica)
-                            if MergeKind.of(path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
-                                try workspace.objects.store(bytes)
-                            }
-                            changed += 1
-                        }
-                        try put(entry)
-                    } else if FileManager.default.fileExists(atPath: absolute + "/" + name, isDirectory: &isFolder), isFolder.boolValue {
-                        // A symbolic link to a folder is not followed (lstat-based stamp is nil for it too).
-                        if let attributes = try? FileManager.default.attributesOfItem(atPath: absolute + "/" + name),
-                           attributes[.type] as? FileAttributeType == .typeDirectory {
-                            folders.append(path)
-                        }
+            for listed in try workspace.list(".", recursive: true) where listed.kind == .file && !Self.isExcluded(listed.path) {
+                let path = listed.path
+                guard let stamp = workspace.stamp(ofFileAt: path) else { continue }
+                seen.insert(path)
+                let old = known[path]
+                if let old, !old.deleted, old.stamp == stamp,
+                   stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
+                guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
+                var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
+                entry.stamp = fresh
+                entry.scanned = now
+                if old == nil || old!.deleted || old!.hash != hash.hex {
+                    entry.hash = hash.hex
+                    entry.deleted = false
+                    entry.vector.increment(replica)
+                    if MergeKind.of(path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
+                        try workspace.objects.store(bytes)
                     }
+                    changed += 1
                 }
+                try put(entry)
             }
             for (path, entry) in known where !entry.deleted && !seen.contains(path) {
                 var tombstone = entry
