@@ -61,10 +61,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Relays of agents (design §4): rosters, runs, tools, transcripts, the run journal, replay.
+        .target(
+            name: "RelayEngine",
+            dependencies: ["WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -15,6 +15,8 @@ public struct ConfigurationObject: Sendable {
     public let path: String
     let node: JSONNode
     let members: [JSONNode.Member]
+    /// What joins this object's path and a member's name in messages ("." normally).
+    var separator = "."
 
     public init(parsing bytes: [UInt8], file: String) throws {
         let node = try JSONNode.parse(bytes, file: file)
@@ -34,7 +36,42 @@ public struct ConfigurationObject: Sendable {
     public var keys: [String] { members.map(\.key) }
     public var line: Int { node.line }
 
-    func field(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+    func field(_ key: String) -> String { path.isEmpty ? key : path + separator + key }
+
+    /// The objects of a document whose root is an array of objects (a roster), each with the
+    /// path "[index]".
+    /// - throws: `WorkspaceError` `.invalidInput` naming the file, line and column when the
+    ///   document is not JSON, not an array, or holds something that is not an object.
+    public static func array(parsing bytes: [UInt8], file: String) throws -> [ConfigurationObject] {
+        let node = try JSONNode.parse(bytes, file: file)
+        guard case .array(let elements) = node.value else {
+            throw WorkspaceError(.invalidInput, "\(file):\(node.line):\(node.column): the document must be an array of objects, not \(node.kindName)", path: file)
+        }
+        return try elements.enumerated().map { try ConfigurationObject(node: $1, file: file, path: "[\($0)]") }
+    }
+
+    /// The same object under a name people recognise, e.g. `agent 'writer'`: messages then
+    /// read "…: agent 'writer', field tools[1]: unknown tool".
+    public func labelled(_ label: String) -> ConfigurationObject {
+        var copy = ConfigurationObject(copying: self, path: label)
+        copy.separator = ", field "
+        return copy
+    }
+
+    private init(copying other: ConfigurationObject, path: String) {
+        file = other.file
+        self.path = path
+        node = other.node
+        members = other.members
+    }
+
+    /// An error about the member `key` (at its line, or the object's when it is absent).
+    public func failure(at key: String, _ message: String) -> WorkspaceError {
+        guard let member = members.first(where: { $0.key == key }) else {
+            return WorkspaceError(.invalidInput, "\(file):\(node.line):\(node.column): \(field(key)): \(message)", path: file)
+        }
+        return fail(member, message)
+    }
 
     func fail(_ member: JSONNode.Member, _ message: String) -> WorkspaceError {
         WorkspaceError(.invalidInput, "\(file):\(member.value.line):\(member.value.column): \(field(member.key)): \(message)", path: file)

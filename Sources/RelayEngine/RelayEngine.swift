@@ -1,0 +1,297 @@
+import Foundation
+import LanguageModels
+import Logging
+import WorkspaceCore
+
+/// The relay engine of a workspace: prepares runs (from `relay ask` or a trigger), runs and
+/// resumes them as a stream of events, replays them.
+///
+/// For example:
+/// ```swift
+/// let engine = RelayEngine(workspace: workspace, models: .single(model))
+/// let manifest = try engine.prepare(ask: "Plan a weekend in Lisbon")
+/// for try await event in engine.run(manifest.id) {
+///     if case .textDelta(_, _, let text) = event { print(text, terminator: "") }
+/// }
+/// ```
+public struct RelayEngine: Sendable {
+    public var workspace: Workspace
+    public var models: ModelProvider
+    public var logger: Logger
+    /// Keeps the last valid roster of each relay, for a daemon whose roster is edited into an
+    /// invalid state while it runs; nil: an invalid roster is an error.
+    public var rosterKeeper: RosterKeeper?
+
+    public init(workspace: Workspace, models: ModelProvider, logger: Logger = Workspace.silentLogger, rosterKeeper: RosterKeeper? = nil) {
+        var workspace = workspace
+        workspace.writesTrigger = false  // the engine's writes start no triggers
+        self.workspace = workspace
+        self.models = models
+        self.logger = logger
+        self.rosterKeeper = rosterKeeper
+    }
+
+    public var store: RunStore { RunStore(workspace: workspace) }
+
+    // MARK: Preparing runs
+
+    /// A run for `relay ask`: `message` to the relay (default: `chat`), or to one agent.
+    /// - parameter conversation: continue `Chats/NAME.md` instead of starting a new one.
+    /// - throws: `RelayError` `.notFound`/`.usage` for an unknown relay or agent,
+    ///   `WorkspaceError` `.invalidInput` for an invalid relay.json or roster.
+    public func prepare(ask message: String, relay relayName: String? = nil, agent: String? = nil, conversation: String? = nil) throws -> RunManifest {
+        let text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw RelayError(.usage, "the message is empty; say what you want, e.g. relay ask \"Summarise context.md\"") }
+        let (relay, roster, note) = try relayAndRoster(relayName)
+        var single: String?
+        if let agent {
+            guard let found = roster.agent(named: agent) else {
+                throw RelayError(.usage, "no agent '\(agent)' in \(roster.file) (agents: \(roster.agents.map { "\($0.name) (\($0.id))" }.joined(separator: ", ")))")
+            }
+            single = found.id
+        }
+        let now = Date()
+        let (date, time) = Self.localDateAndTime(now)
+        var name: String
+        if let conversation {
+            name = conversation.hasSuffix(".md") ? String(conversation.dropLast(3)) : conversation
+            if name.hasPrefix("Chats/") { name = String(name.dropFirst(6)) }
+            guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+                throw RelayError(.usage, "--chat '\(conversation)': give the name of a chat in Chats/, e.g. weekend-trip")
+            }
+        } else {
+            name = Conversation.name(for: text, date: date)
+            var candidate = name, number = 2
+            while (try? workspace.resolve(Conversation.chatPath(candidate)).exists) == true
+                || (try? workspace.resolve(Conversation.transcriptPath(forChat: Conversation.chatPath(candidate))).exists) == true {
+                candidate = "\(name)-\(number)"
+                number += 1
+            }
+            name = candidate
+        }
+        let chatFile = Conversation.chatPath(name)
+        _ = try workspace.resolve(chatFile)  // the sandbox has its say before the run exists
+        var manifest = RunManifest(
+            id: RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .ask,
+            request: text, conversation: name, chatFile: chatFile, name: name, roster: roster.agents, rosterFile: roster.file,
+            singleAgent: single, context: readContext(), contextTokens: try contextTokens(), model: models.description)
+        manifest.inputNote = note
+        if let conversation, (try? workspace.resolve(chatFile).exists) == true {
+            // Continuing a chat: the message goes at its end, as if the person had written it there.
+            _ = conversation
+            try workspace.update(chatFile, operation: "relay ask") { old in
+                var text = String(decoding: old ?? [], as: UTF8.self)
+                if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+                return Array((text + (text.isEmpty ? "" : "\n") + manifest.request + "\n").utf8)
+            }
+        }
+        try store.create(manifest)
+        return manifest
+    }
+
+    /// A run for a file that settled under a trigger: the relay's input decides what the request
+    /// is. Returns nil when there is nothing to do (a chat file whose newest message has been
+    /// answered), and the existing run when this trigger already has one (the daemon resumes it).
+    public func prepare(trigger relayName: String, path: String, hash: String) throws -> RunManifest? {
+        if let existing = try run(forTrigger: "\(relayName)|\(path)|\(hash)") { return existing }
+        let (relay, roster, note) = try relayAndRoster(relayName)
+        let resolved = try workspace.resolve(path)
+        guard resolved.exists else { return nil }
+        let now = Date()
+        let (date, time) = Self.localDateAndTime(now)
+        let stem = Self.stem(of: path)
+        var manifest = RunManifest(
+            id: RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .file,
+            triggerPath: resolved.relative, triggerHash: hash, request: "", conversation: stem, chatFile: "", name: stem,
+            roster: roster.agents, rosterFile: roster.file, context: readContext(), contextTokens: try contextTokens(), model: models.description)
+        manifest.inputNote = note
+        switch relay.input {
+        case .chat:
+            let text = String(decoding: try workspace.read(path), as: UTF8.self)
+            guard let message = Conversation.newMessage(in: text) else { return nil }
+            manifest.source = .chat
+            manifest.request = message
+            manifest.chatFile = resolved.relative
+            manifest.conversation = stem
+        case .file:
+            manifest.chatFile = Conversation.chatPath("\(relay.name)-\(stem)")
+            manifest.conversation = "\(relay.name)-\(stem)"
+            let lead = relay.request.replacingOccurrences(of: "{path}", with: resolved.relative).replacingOccurrences(of: "{name}", with: stem)
+            switch InputConverter.text(ofFileAt: resolved.absolute, path: resolved.relative) {
+            case .text(var text, let how):
+                let limit = 400_000
+                if text.count > limit { text = String(text.prefix(limit)) + "\n[… cut by Relay: the file has more than \(limit) characters …]" }
+                manifest.request = lead + "\n\n--- \(resolved.relative) ---\n" + text
+                manifest.shownRequest = "📎 \(resolved.relative)" + (how.map { " (\($0))" } ?? "")
+                manifest.inputNote = [note, how.map { "\(resolved.relative): \($0)" }].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+            case .skipped(let reason):
+                manifest.request = lead
+                manifest.shownRequest = "📎 \(resolved.relative) (skipped)"
+                manifest.inputNote = reason
+                manifest.skipped = true
+            }
+        }
+        try store.create(manifest)
+        return manifest
+    }
+
+    /// The run started for a trigger ("relay|path|hash"), if any.
+    public func run(forTrigger key: String) throws -> RunManifest? {
+        for id in store.ids().reversed() {
+            if let manifest = try? store.manifest(id), manifest.triggerKey == key { return manifest }
+        }
+        return nil
+    }
+
+    private func relayAndRoster(_ name: String?) throws -> (RelayDefinition, Roster, String?) {
+        let configuration = try RelayConfiguration.load(from: workspace)
+        let relay: RelayDefinition
+        if let name {
+            guard let found = configuration.relay(named: name) else {
+                throw RelayError(.notFound, "no relay '\(name)' in relay.json (relays: \(configuration.relays.map(\.name).joined(separator: ", ")))")
+            }
+            relay = found
+        } else {
+            relay = configuration.defaultRelay
+        }
+        if let rosterKeeper {
+            let (roster, warning) = try rosterKeeper.roster(for: relay, configuration: configuration, in: workspace)
+            return (relay, roster, warning)
+        }
+        return (relay, try configuration.roster(for: relay, in: workspace), nil)
+    }
+
+    private func contextTokens() throws -> Int { try RelayConfiguration.load(from: workspace).contextTokens }
+
+    private func readContext() -> String {
+        guard let bytes = try? workspace.read("context.md") else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func stem(of path: String) -> String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        let stem = file.contains(".") && !file.hasPrefix(".") ? String(file[..<file.lastIndex(of: ".")!]) : file
+        return stem.isEmpty ? "file" : stem
+    }
+
+    static func localDateAndTime(_ date: Date) -> (String, String) {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone.current
+        formatter.dateFormat = "yyyy-MM-dd"
+        let day = formatter.string(from: date)
+        formatter.dateFormat = "HH-mm"
+        return (day, formatter.string(from: date))
+    }
+
+    // MARK: Running
+
+    /// Runs run `id` — from the start, or on from where its journal ends (resume) — as a stream
+    /// of events. Model calls the journal already answers are not made again. Cancelling the
+    /// consuming task stops the run cleanly; it stays resumable.
+    ///
+    /// The stream fails with `RelayError` `.busy` when another process is running it, with the
+    /// model's `LanguageModelError` when the model fails (resumable), and ends normally when the
+    /// run is done.
+    public func run(_ id: String) -> AsyncThrowingStream<RelayEvent, any Error> {
+        let engine = self
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await engine.execute(id) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Runs run `id` to its end, handing each event to `emit` (see ``run(_:)``).
+    public func execute(_ id: String, emit: @escaping @Sendable (RelayEvent) -> Void) async throws {
+        let store = self.store
+        let manifest = try store.manifest(id)
+        guard let lease = try store.lease(manifest.id) else {
+            throw RelayError(.busy, "run \(manifest.id) is being run by another process")
+        }
+        defer { lease.release() }
+        let recorded = RecordedRun(try store.records(manifest.id))
+        if recorded.ended != nil {
+            // Finished before: show it again from the journal, ask nothing.
+            let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: nil, models: nil, logger: logger, emit: emit)
+            try await executor.execute()
+            return
+        }
+        let journal = try RunJournalWriter(path: store.journalPath(manifest.id), durable: workspace.durable)
+        let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models, logger: logger, emit: emit)
+        do {
+            try await executor.execute()
+        } catch is CancellationError {
+            var record = JournalRecord(.interrupted)
+            record.message = "cancelled; `relay resume \(manifest.id)` continues it"
+            record.started = RunExecutor.timestamp()
+            try? journal.append(record)
+            throw CancellationError()
+        } catch {
+            var record = JournalRecord(.failed)
+            record.message = "\(error)"
+            record.started = RunExecutor.timestamp()
+            try? journal.append(record)
+            emit(.error(runID: manifest.id, message: "\(error)"))
+            throw error
+        }
+    }
+
+    // MARK: Replay
+
+    /// Re-runs run `id` offline against its recorded replies, writing into `folder` (a scratch
+    /// workspace) instead of the workspace, and compares every request and every file with the
+    /// recording. With `roster`, the run uses that roster instead of the one it recorded — the
+    /// report then shows which prompts the change altered.
+    public func replay(_ id: String, into folder: String, roster: Roster? = nil, emit: @escaping @Sendable (RelayEvent) -> Void = { _ in }) async throws -> ReplayReport {
+        var manifest = try store.manifest(id)
+        if let roster { manifest.roster = roster.agents }
+        let recorded = RecordedRun(try store.records(manifest.id))
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var scratch = try Workspace.initialize(at: folder, template: WorkspaceTemplate(files: [])).0
+        scratch.durable = false
+        scratch.writesTrigger = false
+        let executor = RunExecutor(manifest: manifest, workspace: scratch, mode: .replay, recorded: recorded, journal: nil, models: nil,
+                                   source: workspace, logger: logger, emit: emit)
+        try await executor.execute()
+        var report = executor.report
+        report.folder = folder
+        for key in recorded.effects.keys.sorted() where !report.files.contains(where: { $0.what == recorded.effects[key]?.path }) {
+            report.files.append(.init(what: recorded.effects[key]?.path ?? key, matches: false, detail: "the recording wrote it (\(key)) and the replay did not"))
+        }
+        return report
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// Keeps the last valid roster of each relay: when a person saves an invalid roster while the
+/// daemon runs, runs go on with the last good one and say why, instead of failing.
+public final class RosterKeeper: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lastGood: [String: (roster: Roster, loaded: Date)] = [:]
+    private let log: @Sendable (String) -> Void
+
+    public init(log: @escaping @Sendable (String) -> Void = { _ in }) { self.log = log }
+
+    func roster(for relay: RelayDefinition, configuration: RelayConfiguration, in workspace: Workspace) throws -> (Roster, String?) {
+        do {
+            let roster = try configuration.roster(for: relay, in: workspace)
+            lock.withLock { lastGood[relay.name] = (roster, Date()) }
+            return (roster, nil)
+        } catch let error as WorkspaceError {
+            guard let kept = lock.withLock({ lastGood[relay.name] }) else { throw error }
+            let warning = "\(error.message) — using the last valid roster of relay '\(relay.name)', loaded \(RunExecutor.timestamp(kept.loaded)); fix the file to use the new one"
+            log(warning)
+            return (kept.roster, warning)
+        }
+    }
+}

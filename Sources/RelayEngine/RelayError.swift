@@ -1,0 +1,30 @@
+/// The errors of the relay engine, each with a message that names the run, the file or the
+/// agent concerned and says what to do.
+public struct RelayError: Error, CustomStringConvertible, Sendable {
+    public enum Code: String, Sendable {
+        /// A relay, agent or run named on the command line or in a trigger does not exist.
+        case notFound
+        /// Bad usage: e.g. `--agent` with a name not in the roster.
+        case usage
+        /// A run's journal or manifest cannot be read.
+        case corruptRun
+        /// Another process is running this run.
+        case busy
+        /// Replay produced different files than the recording.
+        case replayMismatch
+        case io
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// Exit status 2 on the command line.
+    public var isUsageError: Bool { code == .usage || code == .notFound }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Builds an agent's two messages: its system prompt (with `context.md`) and the focused
+/// prompt — the user request and only the previous agent's output (or, for a revision, what
+/// was asked, its own output and the requester's) — each cut to fit the agent's token budget.
+///
+/// ```
+/// [User Request]:
+/// Plan a weekend in Lisbon.
+///
+/// [Previous Agent — Remy]:
+/// - Trams run until midnight [general knowledge]
+/// ```
+struct FocusedPrompt: Equatable {
+    var system: String
+    var user: String
+    /// What was cut, in words, for the transcript.
+    var cuts: [String]
+
+    /// Tokens estimated for `text`: three bytes a token, on the safe side for small models'
+    /// tokenizers (English averages about four).
+    static func estimate(_ text: String) -> Int { (text.utf8.count + 2) / 3 }
+
+    /// The tokens a reply may take, given the budget.
+    static func replyTokens(for agent: AgentDefinition, budget: Int) -> Int {
+        agent.maxTokens ?? min(768, budget / 4)
+    }
+
+    enum Part {
+        case relay(previous: (name: String, text: String)?)
+        case revision(own: String, requester: String, request: String, requesterOutput: String)
+    }
+
+    static func build(agent: AgentDefinition, request: String, context: String, part: Part, budget: Int, toolCount: Int) -> FocusedPrompt {
+        let reply = replyTokens(for: agent, budget: budget)
+        // Tool schemas and the chat template's framing take room too.
+        let framing = 48 + toolCount * 90
+        var available = max(256, budget - reply - framing - estimate(agent.systemPrompt))
+        var cuts: [String] = []
+
+        // context.md: at most a quarter of what is left.
+        var system = agent.systemPrompt
+        let trimmedContext = context.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !trimmedContext.isEmpty {
+            let (kept, cut) = fit(trimmedContext, tokens: available / 4, what: "context.md", budget: budget)
+            if let cut { cuts.append(cut) }
+            system += "\n\n[Workspace context — context.md]:\n" + kept
+            available -= estimate(kept) + 12
+        }
+
+        switch part {
+        case .relay(let previous):
+            guard let previous else {
+                let (kept, cut) = fit(request, tokens: available, what: "the request", budget: budget)
+                if let cut { cuts.append(cut) }
+                return FocusedPrompt(system: system, user: "[User Request]:\n" + kept, cuts: cuts)
+            }
+            // The request gets up to half unless the previous output needs less.
+            let previousNeeds = estimate(previous.text)
+            let requestShare = max(available / 2, available - previousNeeds)
+            let (keptRequest, requestCut) = fit(request, tokens: requestShare, what: "the request", budget: budget)
+            let (keptPrevious, previousCut) = fit(previous.text, tokens: available - estimate(keptRequest) - 12, what: "\(previous.name)'s output", budget: budget)
+            cuts += [requestCut, previousCut].compactMap { $0 }
+            return FocusedPrompt(
+                system: system,
+                user: "[User Request]:\n\(keptRequest)\n\n[Previous Agent — \(previous.name)]:\n\(keptPrevious)",
+                cuts: cuts)
+        case .revision(let own, let requester, let revisionRequest, let requesterOutput):
+            let quarter = available / 4
+            let (keptRequest, c1) = fit(request, tokens: quarter, what: "the request", budget: budget)
+            let (keptAsk, c2) = fit(revisionRequest, tokens: quarter / 2, what: "the revision request", budget: budget)
+            let (keptOwn, c3) = fit(own, tokens: quarter + quarter / 2, what: "your previous output", budget: budget)
+            let left = available - estimate(keptRequest) - estimate(keptAsk) - estimate(keptOwn) - 24
+            let (keptRequester, c4) = fit(requesterOutput, tokens: left, what: "\(requester)'s output", budget: budget)
+            cuts += [c1, c2, c3, c4].compactMap { $0 }
+            return FocusedPrompt(
+                system: system,
+                user: """
+                    [User Request]:
+                    \(keptRequest)
+
+                    [Your Previous Output]:
+                    \(keptOwn)
+
+                    [Revision Requested by \(requester)]:
+                    \(keptAsk)
+
+                    [\(requester)'s Output]:
+                    \(keptRequester)
+                    """,
+                cuts: cuts)
+        }
+    }
+
+    /// `text` cut to about `tokens` tokens at a line or word boundary, with a visible mark, and
+    /// the cut in words; the text itself when it fits.
+    static func fit(_ text: String, tokens: Int, what: String, budget: Int) -> (String, String?) {
+        let limit = max(32, tokens) * 3
+        guard text.utf8.count > limit else { return (text, nil) }
+        let markReserve = 120
+        var kept = String(decoding: Array(text.utf8.prefix(max(0, limit - markReserve))), as: UTF8.self)
+        // A cut through a multi-byte character decodes to U+FFFD: drop it.
+        while kept.unicodeScalars.last == "\u{FFFD}" { kept.unicodeScalars.removeLast() }
+        if let newline = kept.lastIndex(of: "\n"), kept.distance(from: newline, to: kept.endIndex) < 400 {
+            kept = String(kept[..<newline])
+        } else if let space = kept.lastIndex(of: " "), kept.distance(from: space, to: kept.endIndex) < 80 {
+            kept = String(kept[..<space])
+        }
+        let total = text.count, keptCount = kept.count
+        let mark = "\n[… cut by Relay: \(total - keptCount) of \(total) characters of \(what) left out to fit the \(budget)-token budget …]"
+        return (kept + mark, "\(what): \(keptCount) of \(total) characters kept")
+    }
+}

@@ -1,0 +1,565 @@
+import Foundation
+import LanguageModels
+import Logging
+import WorkspaceCore
+
+/// The models a run may use: the workspace's, and others by name for agents with a `model`.
+public struct ModelProvider: Sendable {
+    /// Who answers, for the transcript ("openai-compatible SmolLM2-135M-Instruct at http://…").
+    public var description: String
+    public var make: @Sendable (_ agentModel: String?) throws -> any LanguageModel
+
+    public init(description: String, make: @escaping @Sendable (_ agentModel: String?) throws -> any LanguageModel) {
+        self.description = description
+        self.make = make
+    }
+
+    /// One model for every agent (tests, the scripted model).
+    public static func single(_ model: any LanguageModel) -> ModelProvider {
+        ModelProvider(description: model.description) { _ in model }
+    }
+}
+
+/// The journal of a run, indexed for serving recorded replies and results again.
+struct RecordedRun {
+    var requests: [String: JournalRecord] = [:]
+    var responses: [String: JournalRecord] = [:]
+    var tools: [String: JournalRecord] = [:]
+    var effects: [String: JournalRecord] = [:]
+    var steps: [Int: JournalRecord] = [:]
+    var ended: JournalRecord?
+
+    init(_ records: [JournalRecord] = []) {
+        for record in records {
+            switch record.type {
+            case .request: if let key = record.key { requests[key] = record }
+            case .response: if let key = record.key { responses[key] = record }
+            case .tool: if let key = record.key { tools[key] = record }
+            case .effect: if let key = record.key { effects[key] = record }
+            case .step: if let step = record.step { steps[step] = record }
+            case .finished: ended = record
+            case .failed, .interrupted: ended = nil
+            case .note: break
+            }
+        }
+    }
+
+    var isEmpty: Bool { responses.isEmpty && effects.isEmpty }
+}
+
+/// What replay found: each model request compared with the recorded one, each file with the
+/// recorded version.
+public struct ReplayReport: Sendable, Equatable {
+    public struct Check: Sendable, Equatable {
+        public var what: String
+        public var matches: Bool
+        public var detail: String
+    }
+
+    public var requests: [Check] = []
+    public var files: [Check] = []
+    /// Where the replayed files are.
+    public var folder: String = ""
+
+    public var matches: Bool { requests.allSatisfy(\.matches) && files.allSatisfy(\.matches) }
+}
+
+/// Runs a relay: the agents in order, each in a fresh session with a focused prompt, their
+/// tools, revisions (at most 3 a turn), the transcript and the declared outputs.
+///
+/// The run is a function of its manifest and the model's replies: every reply, tool result and
+/// file change is journaled as it happens, and whatever the journal already holds is served from
+/// it instead of being asked or done again. So a fresh run, a resumed one (the journal serves the
+/// finished part, the model the rest) and a replay (the journal serves everything, files go to a
+/// scratch folder and are compared) are the same code.
+final class RunExecutor: @unchecked Sendable {
+    enum Mode { case live, replay }
+
+    /// Tool rounds an agent may take before it must answer.
+    static let maximumToolRounds = 3
+    /// Revisions per turn, enforced here whatever the model asks.
+    static let maximumRevisions = 3
+
+    let manifest: RunManifest
+    let workspace: Workspace
+    let mode: Mode
+    let recorded: RecordedRun
+    let journal: RunJournalWriter?
+    let models: ModelProvider?
+    let emit: @Sendable (RelayEvent) -> Void
+    /// For replay: the workspace whose object store holds the versions effects started from.
+    let source: Workspace?
+    let logger: Logger
+
+    private var cachedModels: [String: any LanguageModel] = [:]
+    private(set) var report = ReplayReport()
+    private var messages: [AgentMessage] = []
+    private var filesWritten: [String] = []
+    private var revisionsUsed = 0
+
+    init(manifest: RunManifest, workspace: Workspace, mode: Mode, recorded: RecordedRun, journal: RunJournalWriter?,
+         models: ModelProvider?, source: Workspace? = nil, logger: Logger, emit: @escaping @Sendable (RelayEvent) -> Void) {
+        self.manifest = manifest
+        self.workspace = workspace
+        self.mode = mode
+        self.recorded = recorded
+        self.journal = journal
+        self.models = models
+        self.source = source
+        self.logger = logger
+        self.emit = emit
+    }
+
+    var agents: [AgentDefinition] {
+        guard let single = manifest.singleAgent else { return manifest.roster }
+        return manifest.roster.filter { $0.id == single }
+    }
+
+    // MARK: The relay
+
+    /// Runs (or resumes, or replays) the whole relay.
+    /// - throws: `LanguageModelError` when the model fails (the run stays resumable),
+    ///   `CancellationError` when cancelled (resumable too), `RelayError` for a broken journal.
+    func execute() async throws {
+        emit(.runStarted(runID: manifest.id, relay: manifest.relay, request: manifest.shownRequest ?? manifest.request,
+                         agents: agents.map(AgentInfo.init), resumed: !recorded.isEmpty))
+        if let note = manifest.inputNote { emit(.note(note)) }
+        if manifest.skipped {
+            try journalLine("- \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) \(manifest.relay): skipped \(manifest.triggerPath ?? "the input") — \(manifest.inputNote ?? "not text") (run \(manifest.id))")
+            try record(JournalRecord(.finished), state: "done")
+            emit(.final(runID: manifest.id, text: "", files: filesWritten))
+            return
+        }
+        var queue: [(agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?, revisionRequest: String?)] = []
+        var previous: (name: String, text: String)?
+        var outputs: [String: String] = [:]
+        var step = 0
+        for agent in agents {
+            queue.append((agent, .relay(previous: previous), nil, nil))
+            while !queue.isEmpty {
+                let next = queue.removeFirst()
+                let (message, revisions) = try await runStep(step, agent: next.agent, part: next.part, requestedBy: next.requestedBy, revisionRequest: next.revisionRequest, outputs: outputs)
+                messages.append(message)
+                outputs[next.agent.id] = message.text
+                previous = (next.requestedBy == nil ? next.agent.name : "\(next.agent.name) (revised)", message.text)
+                try writeConversation(after: step, finished: false)
+                step += 1
+                for revision in revisions {
+                    guard let target = manifest.roster.first(where: { $0.id == revision.target }) else { continue }
+                    queue.append((target, .revision(own: outputs[target.id] ?? "", requester: next.agent.name, request: revision.request,
+                                                    requesterOutput: message.text), next.agent, revision.request))
+                }
+            }
+        }
+        try writeConversation(after: step, finished: true)
+        try writeDeclaredOutputs(outputs)
+        let revised = messages.filter { $0.revisionRequestedBy != nil }.count
+        let wrote = Set(filesWritten).subtracting([manifest.chatFile, Conversation.transcriptPath(forChat: manifest.chatFile)]).sorted()
+        let about = manifest.triggerPath.map { " on \($0)" } ?? ""
+        try journalLine("- \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) \(manifest.relay)\(about): \(messages.count) messages"
+            + (revised > 0 ? ", \(revised) revision\(revised == 1 ? "" : "s")" : "")
+            + " in \(manifest.chatFile)" + (wrote.isEmpty ? "" : "; wrote \(wrote.joined(separator: ", "))") + " (run \(manifest.id))")
+        try record(JournalRecord(.finished), state: "done")
+        emit(.final(runID: manifest.id, text: messages.last?.text ?? "", files: Array(Set(filesWritten)).sorted()))
+    }
+
+    private struct Revision { var target: String; var request: String }
+
+    /// One agent's fresh session: the focused prompt, tool rounds, the answer.
+    private func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
+                         revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision]) {
+        let restored = recorded.steps[step] != nil
+        let budget = agent.tokenBudget ?? manifest.contextTokens
+        var tools = agent.allowedTools
+        if agents.count < 2 { tools.removeAll { $0 == .requestRevision } }
+        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: manifest.context, part: part, budget: budget, toolCount: tools.count)
+        let info = AgentInfo(agent)
+        if !restored {
+            emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest))
+            for cut in prompt.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
+        }
+        let replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
+        var conversation: [ChatMessage] = [.system(prompt.system), .user(prompt.user)]
+        var uses: [AgentMessage.ToolUse] = []
+        var revisions: [Revision] = []
+        var promptTokens = 0, completionTokens = 0, milliseconds = 0, calls = 0
+        var started: String?
+        var text = ""
+        for call in 0...Self.maximumToolRounds {
+            let used = conversation.reduce(0) { $0 + FocusedPrompt.estimate($1.content) + $1.toolCalls.reduce(0) { $0 + FocusedPrompt.estimate($1.arguments) } }
+            let roomLeft = budget - replyTokens - used
+            let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300
+            let request = ModelRequest(messages: conversation, tools: offer ? tools.map(AgentToolbox.definition) : [],
+                                       options: ModelOptions(maxTokens: replyTokens))
+            let key = "\(step)/\(call)"
+            let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored)
+            calls += 1
+            started = started ?? answer.started
+            milliseconds += answer.milliseconds
+            promptTokens += answer.reply.usage?.promptTokens ?? 0
+            completionTokens += answer.reply.usage?.completionTokens ?? 0
+            guard offer, !answer.reply.toolCalls.isEmpty else {
+                text = answer.reply.text
+                break
+            }
+            conversation.append(.assistant(answer.reply.text, toolCalls: answer.reply.toolCalls))
+            let limit = min(12_000, max(400, (roomLeft - 200) * 3))
+            for (index, toolCall) in answer.reply.toolCalls.enumerated() {
+                if !restored { emit(.toolCall(step: step, agentID: agent.id, name: toolCall.name, arguments: toolCall.arguments)) }
+                let outcome = try toolResult("\(key)/\(index)", step: step, agent: agent, call: toolCall, allowed: tools,
+                                             limit: limit, revisions: &revisions, outputs: outputs, quiet: restored)
+                milliseconds += outcome.milliseconds
+                if !restored {
+                    emit(.toolResult(step: step, agentID: agent.id, name: toolCall.name, result: outcome.outcome.result, isError: outcome.outcome.isError))
+                }
+                conversation.append(.toolResult(id: toolCall.id, outcome.outcome.result))
+                uses.append(.init(name: toolCall.name, arguments: toolCall.arguments, result: outcome.outcome.result, isError: outcome.outcome.isError))
+            }
+        }
+        // A model that cannot call tools may still ask in words: "REVISION for Wren: …".
+        if revisions.isEmpty, tools.contains(.requestRevision), let (target, ask) = Self.writtenRevision(in: text) {
+            let decision = decideRevision(target: target, request: ask, by: agent, outputs: outputs)
+            if let accepted = decision.accepted { revisions.append(accepted) }
+            if !restored {
+                emit(.revisionRequested(step: step, by: info, target: target, request: ask, accepted: decision.accepted != nil, reason: decision.reason))
+            }
+        }
+        let message = AgentMessage(
+            step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: uses,
+            promptTokens: promptTokens, completionTokens: completionTokens, modelCalls: calls, milliseconds: milliseconds,
+            started: started ?? manifest.created, cuts: prompt.cuts, restored: restored)
+        if !restored, mode == .live {
+            var stepRecord = JournalRecord(.step)
+            stepRecord.step = step
+            stepRecord.agent = agent.id
+            stepRecord.started = message.started
+            stepRecord.milliseconds = milliseconds
+            stepRecord.usage = TokenUsage(promptTokens: promptTokens, completionTokens: completionTokens)
+            stepRecord.message = revisionRequest.map { "revision requested by \(requestedBy?.name ?? "?"): \($0)" }
+            try journal?.append(stepRecord)
+        }
+        emit(.agentFinished(message))
+        return (message, revisions)
+    }
+
+    // MARK: Model calls
+
+    private struct Answer { var reply: ModelReply; var started: String; var milliseconds: Int }
+
+    private func modelCall(_ key: String, step: Int, agent: AgentDefinition, request: ModelRequest, quiet: Bool) async throws -> Answer {
+        let hash = Self.hash(request)
+        if let response = recorded.responses[key] {
+            if mode == .replay {
+                let recordedHash = recorded.requests[key]?.requestHash
+                report.requests.append(.init(
+                    what: "step \(step) (\(agent.name)), model call \(key)", matches: recordedHash == hash,
+                    detail: recordedHash == hash ? "same request" : Self.difference(recorded.requests[key]?.messages ?? [], request.messages)))
+            }
+            var reply = ModelReply()
+            reply.text = response.text ?? ""
+            reply.toolCalls = response.toolCalls ?? []
+            reply.usage = response.usage
+            reply.finishReason = response.finish.map(FinishReason.init(wireName:))
+            if !quiet, mode == .live, !reply.text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: reply.text)) }
+            return Answer(reply: reply, started: response.started ?? manifest.created, milliseconds: response.milliseconds ?? 0)
+        }
+        guard mode == .live, let models else {
+            throw RelayError(.corruptRun, "run \(manifest.id): the journal has no reply for step \(step) (\(agent.name)), call \(key); it cannot be replayed past that point")
+        }
+        var requestRecord = JournalRecord(.request)
+        requestRecord.key = key
+        requestRecord.step = step
+        requestRecord.agent = agent.id
+        requestRecord.messages = request.messages
+        requestRecord.tools = request.tools.map(\.name)
+        requestRecord.requestHash = hash
+        try journal?.append(requestRecord)
+
+        let model = try model(for: agent)
+        let started = Self.timestamp()
+        let clock = ContinuousClock.now
+        var reply = ModelReply()
+        for try await event in model.stream(request) {
+            try Task.checkCancellation()
+            reply.add(event)
+            if case .text(let delta) = event { emit(.textDelta(step: step, agentID: agent.id, text: delta)) }
+        }
+        try Task.checkCancellation()
+        let elapsed = ContinuousClock.now - clock
+        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        var responseRecord = JournalRecord(.response)
+        responseRecord.key = key
+        responseRecord.step = step
+        responseRecord.agent = agent.id
+        responseRecord.started = started
+        responseRecord.milliseconds = milliseconds
+        responseRecord.text = reply.text
+        responseRecord.toolCalls = reply.toolCalls
+        responseRecord.usage = reply.usage
+        responseRecord.finish = reply.finishReason.map(Self.wireName)
+        try journal?.append(responseRecord)
+        return Answer(reply: reply, started: started, milliseconds: milliseconds)
+    }
+
+    private func model(for agent: AgentDefinition) throws -> any LanguageModel {
+        let name = agent.model ?? ""
+        if let model = cachedModels[name] { return model }
+        let model = try models!.make(agent.model)
+        cachedModels[name] = model
+        return model
+    }
+
+    static func wireName(_ reason: FinishReason) -> String {
+        switch reason {
+        case .stop: return "stop"
+        case .length: return "length"
+        case .toolCalls: return "tool_calls"
+        case .other(let name): return name
+        }
+    }
+
+    static func hash(_ request: ModelRequest) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        struct Hashed: Encodable { var messages: [ChatMessage]; var tools: [ToolDefinition]; var maxTokens: Int? }
+        let data = (try? encoder.encode(Hashed(messages: request.messages, tools: request.tools, maxTokens: request.options.maxTokens))) ?? Data()
+        return ContentHash(of: Array(data)).hex
+    }
+
+    /// The first place two requests differ, for replay's report.
+    static func difference(_ recorded: [ChatMessage], _ now: [ChatMessage]) -> String {
+        for index in 0..<max(recorded.count, now.count) {
+            guard index < recorded.count, index < now.count else { return "message \(index + 1) is only in the \(index < recorded.count ? "recording" : "replay")" }
+            let a = recorded[index], b = now[index]
+            if a == b { continue }
+            let prefix = zip(a.content, b.content).prefix { $0 == $1 }.count
+            let was = String(a.content.dropFirst(prefix).prefix(60)), isNow = String(b.content.dropFirst(prefix).prefix(60))
+            return "\(b.role.rawValue) message \(index + 1) differs at character \(prefix): recorded \"\(was)\", now \"\(isNow)\""
+        }
+        return "tools or options differ"
+    }
+
+    static func timestamp(_ date: Date = Date()) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    // MARK: Tools
+
+    private struct ToolAnswer { var outcome: ToolOutcome; var milliseconds: Int }
+
+    private func toolResult(_ key: String, step: Int, agent: AgentDefinition, call: ToolCall, allowed: [AgentTool], limit: Int,
+                            revisions: inout [Revision], outputs: [String: String], quiet: Bool) throws -> ToolAnswer {
+        let recordedTool = recorded.tools[key]
+        let tool = AgentTool(rawValue: call.name)
+        let arguments = call.parsedArguments
+        var outcome: ToolOutcome
+        var milliseconds = recordedTool?.milliseconds ?? 0
+        if tool == nil || !allowed.contains(tool!) {
+            let may = allowed.map(\.rawValue).joined(separator: ", ")
+            outcome = .failure(tool == nil ? "there is no tool named '\(call.name)' (yours: \(may.isEmpty ? "none" : may))"
+                               : "\(agent.name) may not use \(call.name) (allowed: \(may.isEmpty ? "no tools" : may))")
+        } else if arguments?.objectValue == nil {
+            outcome = .failure("the arguments of \(call.name) are not a JSON object: \(call.arguments.prefix(200))")
+        } else if tool == .requestRevision {
+            let target = arguments?["targetAgentName"]?.stringValue ?? ""
+            let ask = arguments?["revisionRequest"]?.stringValue ?? ""
+            if target.isEmpty || ask.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                outcome = .failure("request_revision needs \"targetAgentName\" and \"revisionRequest\", both non-empty strings")
+            } else {
+                let decision = decideRevision(target: target, request: ask, by: agent, outputs: outputs)
+                if let accepted = decision.accepted { revisions.append(accepted) }
+                if !quiet {
+                    emit(.revisionRequested(step: step, by: AgentInfo(agent), target: target, request: ask, accepted: decision.accepted != nil, reason: decision.reason))
+                }
+                outcome = decision.accepted != nil
+                    ? ToolOutcome(result: "Revision requested from \(target): they will run again after you finish.", isError: false)
+                    : .failure(decision.reason ?? "refused")
+            }
+        } else if let recordedTool, mode == .live || AgentToolbox.isReadOnly(call.name) {
+            // Done before the interruption (or, on replay, a read the recording answers).
+            outcome = ToolOutcome(result: recordedTool.result ?? "", isError: recordedTool.isError ?? false)
+            return ToolAnswer(outcome: outcome, milliseconds: milliseconds)
+        } else {
+            if mode == .replay, let recordedTool, let path = recordedTool.path { try seed(path, before: recordedTool.before, mode: recordedTool.mode) }
+            let clock = ContinuousClock.now
+            outcome = AgentToolbox(workspace: workspace).run(tool!, arguments: arguments!, limit: limit)
+            let elapsed = ContinuousClock.now - clock
+            if mode == .live { milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
+            if mode == .replay {
+                if let recordedTool, let effect = outcome.effects.first {
+                    check(effect, against: recordedTool, what: "\(call.name) in step \(step)")
+                }
+                // Replay reproduces the model's view exactly as recorded.
+                if let recordedTool { outcome = ToolOutcome(result: recordedTool.result ?? "", isError: recordedTool.isError ?? false, effects: outcome.effects) }
+            }
+        }
+        filesWritten += outcome.effects.map(\.path)
+        if mode == .live, recordedTool == nil {
+            var toolRecord = JournalRecord(.tool)
+            toolRecord.key = key
+            toolRecord.step = step
+            toolRecord.agent = agent.id
+            toolRecord.tool = call.name
+            toolRecord.result = outcome.result
+            toolRecord.isError = outcome.isError
+            toolRecord.milliseconds = milliseconds
+            if let effect = outcome.effects.first {
+                toolRecord.path = effect.path
+                toolRecord.mode = effect.mode.rawValue
+                toolRecord.before = effect.before
+                toolRecord.after = effect.after
+            }
+            try journal?.append(toolRecord)
+        }
+        return ToolAnswer(outcome: outcome, milliseconds: milliseconds)
+    }
+
+    /// The engine's rules for revisions: a known agent other than the asker that has spoken in
+    /// this turn, and at most ``maximumRevisions`` a turn.
+    private func decideRevision(target: String, request: String, by agent: AgentDefinition, outputs: [String: String]) -> (accepted: Revision?, reason: String?) {
+        let wanted = target.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        guard let found = agents.first(where: { $0.name.lowercased() == wanted || $0.id.lowercased() == wanted }) else {
+            return (nil, "refused: there is no agent named '\(target)' (agents: \(agents.map(\.name).joined(separator: ", ")))")
+        }
+        guard found.id != agent.id else { return (nil, "refused: \(agent.name) cannot ask for a revision of their own work; answer with the corrected text instead") }
+        guard outputs[found.id] != nil else { return (nil, "refused: \(found.name) has not spoken yet in this turn") }
+        guard revisionsUsed < Self.maximumRevisions else {
+            return (nil, "refused: the relay allows \(Self.maximumRevisions) revisions per turn and \(revisionsUsed) have been requested; finish with your own answer")
+        }
+        revisionsUsed += 1
+        return (Revision(target: found.id, request: request), nil)
+    }
+
+    /// "REVISION for Wren: the second paragraph repeats the first." anywhere in a reply.
+    static func writtenRevision(in text: String) -> (String, String)? {
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: " *_>-`"))
+            guard trimmed.lowercased().hasPrefix("revision for ") else { continue }
+            let rest = trimmed.dropFirst("revision for ".count)
+            guard let colon = rest.firstIndex(of: ":") else { continue }
+            let name = rest[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: " *_`"))
+            let ask = rest[rest.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty, !ask.isEmpty, !name.contains(" ") { return (name, ask) }
+        }
+        return nil
+    }
+
+    // MARK: Files
+
+    private func writeConversation(after step: Int, finished: Bool) throws {
+        let suffix = finished ? "final" : String(step)
+        let messages = self.messages, manifest = self.manifest
+        try effect("transcript/\(suffix)", path: Conversation.transcriptPath(forChat: manifest.chatFile), mode: .update) { old in
+            Conversation.updatingTranscript(old, manifest: manifest, messages: messages)
+        }
+        try effect("chat/\(suffix)", path: manifest.chatFile, mode: .update) { old in
+            Conversation.updatingChat(old, manifest: manifest, messages: messages, finished: finished)
+        }
+    }
+
+    private func writeDeclaredOutputs(_ outputs: [String: String]) throws {
+        var values = manifest.placeholderValues
+        for agent in agents {
+            guard let output = agent.output, let text = outputs[agent.id] else { continue }
+            values["agent"] = agent.id
+            let path = output.resolvedPath(values)
+            switch output.mode {
+            case .write:
+                var bytes = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+                bytes.append(0x0A)
+                try effect("output/\(agent.id)", path: path, mode: .write) { _ in bytes }
+            case .append:
+                let entry = "\n## \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) · \(agent.label) · \(manifest.relay) (run \(manifest.id))\n\n"
+                    + text.trimmingCharacters(in: .whitespacesAndNewlines) + "\n"
+                try effect("output/\(agent.id)", path: path, mode: .append) { _ in Array(entry.utf8) }
+            }
+        }
+    }
+
+    /// A line in the agents' journal, `Journal/agent/{date}.md`.
+    private func journalLine(_ line: String) throws {
+        try effect("journal", path: "Journal/agent/\(manifest.localDate).md", mode: .append) { _ in Array((line + "\n").utf8) }
+    }
+
+    /// Changes a file once per key: done now unless the journal says it was done before the
+    /// interruption; on replay, done in the scratch folder from the recorded starting version
+    /// and compared with the recorded result.
+    private func effect(_ key: String, path: String, mode effectMode: FileEffect.Mode, _ transform: @escaping ([UInt8]?) -> [UInt8]) throws {
+        let done = recorded.effects[key]
+        if mode == .live, done != nil { filesWritten.append(path); return }
+        if mode == .replay {
+            guard let done else {
+                report.files.append(.init(what: path, matches: false, detail: "the replay wrote \(path) (\(key)) and the recording did not"))
+                return
+            }
+            try seed(path, before: done.before, mode: done.mode)
+        }
+        let result: FileEffect
+        do {
+            switch effectMode {
+            case .write:
+                let written = try workspace.write(path, bytes: transform(nil), operation: "relay")
+                result = FileEffect(path: written.path, mode: .write, before: written.replaced?.hex, after: written.hash.hex)
+            case .update:
+                let written = try workspace.update(path, operation: "relay", transform)
+                result = FileEffect(path: written.path, mode: .update, before: written.replaced?.hex, after: written.hash.hex)
+            case .append:
+                let bytes = transform(nil)
+                let appended = try workspace.append(path, bytes: bytes, wholeLines: false)
+                result = FileEffect(path: appended.path, mode: .append, before: nil, after: ContentHash(of: bytes).hex)
+            }
+        } catch let error as WorkspaceError {
+            // A declared output into a refused path is the roster's fault, not the run's.
+            if key.hasPrefix("output/") {
+                emit(.note("could not write the declared output \(path): \(error.message)"))
+                return
+            }
+            throw error
+        }
+        filesWritten.append(result.path)
+        if mode == .replay, let done {
+            check(result, against: done, what: path)
+            return
+        }
+        var effectRecord = JournalRecord(.effect)
+        effectRecord.key = key
+        effectRecord.path = result.path
+        effectRecord.mode = result.mode.rawValue
+        effectRecord.before = result.before
+        effectRecord.after = result.after
+        try journal?.append(effectRecord)
+    }
+
+    private func check(_ effect: FileEffect, against recorded: JournalRecord, what: String) {
+        let same = effect.after == recorded.after
+        report.files.append(.init(
+            what: what, matches: same,
+            detail: same ? (effect.mode == .append ? "same bytes appended" : "byte for byte") : "replay gave \(effect.after.prefix(12)), the recording \(recorded.after?.prefix(12) ?? "nothing")"))
+    }
+
+    /// Puts the version an effect started from into the replay folder.
+    private func seed(_ path: String, before: String?, mode effectMode: String?) throws {
+        guard effectMode != FileEffect.Mode.append.rawValue else { return }
+        let target = try workspace.resolve(path)
+        guard let before else {
+            if target.exists { _ = try workspace.remove(path, operation: "replay") }
+            return
+        }
+        if target.exists, (try? workspace.hash(path).hex) == before { return }
+        guard let source, let hash = ContentHash(hex: before), let bytes = try? source.objects.load(hash) else {
+            report.files.append(.init(what: path, matches: false, detail: "the version \(before.prefix(12)) it started from is not in the object store"))
+            return
+        }
+        try workspace.write(path, bytes: bytes, operation: "replay")
+    }
+
+    private func record(_ record: JournalRecord, state: String) throws {
+        guard mode == .live, recorded.ended == nil else { return }
+        var record = record
+        record.state = state
+        record.started = Self.timestamp()
+        try journal?.append(record)
+    }
+}

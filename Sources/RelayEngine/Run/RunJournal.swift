@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import LanguageModels
+
+/// One line of a run's write-ahead journal (`.relay/runs/<id>/journal.jsonl`).
+///
+/// Each model request is recorded before it is sent and its whole reply after it arrives; each
+/// tool result and each file the run changes is recorded as it happens; each finished step is
+/// recorded before the next starts. Resume and replay re-run the engine against these records:
+/// a recorded reply is served instead of asking the model again.
+public struct JournalRecord: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case request, response, tool, effect, step, note, interrupted, failed, finished
+    }
+
+    public var type: Kind
+    /// "step/call" for requests and responses, "step/call/toolCallID" for tools, a file key for effects.
+    public var key: String?
+    public var step: Int?
+    public var agent: String?
+    /// When the model call or the tool started (UTC ISO 8601), and how long it took.
+    public var started: String?
+    public var milliseconds: Int?
+    // request
+    public var messages: [ChatMessage]?
+    public var tools: [String]?
+    public var requestHash: String?
+    // response
+    public var text: String?
+    public var toolCalls: [ToolCall]?
+    public var usage: TokenUsage?
+    public var finish: String?
+    // tool
+    public var tool: String?
+    public var result: String?
+    public var isError: Bool?
+    // effect
+    public var path: String?
+    public var mode: String?
+    public var before: String?
+    public var after: String?
+    // step, note, failed, finished
+    public var message: String?
+    public var state: String?
+
+    public init(_ type: Kind) { self.type = type }
+}
+
+/// Appends records to a run's journal, each one fsynced before `append` returns.
+final class RunJournalWriter: @unchecked Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let durable: Bool
+    private let lock = NSLock()
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    init(path: String, durable: Bool) throws {
+        self.path = path
+        self.durable = durable
+        descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw RelayError(.io, "cannot open the run journal \(path): \(String(cString: strerror(errno)))") }
+        // A writer killed mid-line left no newline: end that torn line so the next record
+        // starts on its own (the reader skips the torn one).
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_size > 0 {
+            var last: UInt8 = 0
+            if pread(descriptor, &last, 1, status.st_size - 1) == 1, last != 0x0A {
+                var newline: UInt8 = 0x0A
+                _ = write(descriptor, &newline, 1)
+            }
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    func append(_ record: JournalRecord) throws {
+        var bytes = Array(try encoder.encode(record))
+        bytes.append(0x0A)
+        try lock.withLock {
+            // A line of a killed writer may lack its newline; start on a fresh line then.
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw RelayError(.io, "cannot write the run journal \(path): \(String(cString: strerror(errno)))")
+                }
+                offset += n
+            }
+            if durable { fsync(descriptor) }
+        }
+    }
+}
+
+/// Reads a run's journal. A last line without its newline is what a `kill -9` left half
+/// written: it is ignored (its step simply runs again).
+enum RunJournalReader {
+    static func read(_ path: String) throws -> [JournalRecord] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let decoder = JSONDecoder()
+        var records: [JournalRecord] = []
+        var lineNumber = 0
+        var start = data.startIndex
+        while let newline = data[start...].firstIndex(of: 0x0A) {
+            lineNumber += 1
+            let line = data[start..<newline]
+            start = data.index(after: newline)
+            if line.isEmpty { continue }
+            do {
+                records.append(try decoder.decode(JournalRecord.self, from: line))
+            } catch {
+                // A torn line followed by a newline from the next writer: skip it, say where.
+                if let first = line.first, first != UInt8(ascii: "{") || line.last != UInt8(ascii: "}") { continue }
+                throw RelayError(.corruptRun, "\(path):\(lineNumber): not a journal record (\(error))")
+            }
+        }
+        return records
+    }
+}

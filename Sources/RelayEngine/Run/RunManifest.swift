@@ -1,0 +1,65 @@
+import Foundation
+
+/// Everything a run starts from, written once to `.relay/runs/<id>/run.json` before the first
+/// model call: the request, the roster and `context.md` as they were. Resume and replay start
+/// from it, so a roster or context edited afterwards changes neither.
+public struct RunManifest: Sendable, Codable, Equatable {
+    public enum Source: String, Sendable, Codable {
+        /// `relay ask`.
+        case ask
+        /// A file dropped in a trigger folder (`file` input).
+        case file
+        /// A message written into a chat file (`chat` input).
+        case chat
+    }
+
+    public var format = 1
+    public var id: String
+    public var relay: String
+    /// When the run was created, UTC, ISO 8601 with milliseconds.
+    public var created: String
+    /// The local date and time at creation, for `{date}` and `{time}` in paths.
+    public var localDate: String
+    public var localTime: String
+    public var source: Source
+    /// The file that started the run and its SHA-256, for triggered runs.
+    public var triggerPath: String?
+    public var triggerHash: String?
+    /// The request every agent gets under `[User Request]:`.
+    public var request: String
+    /// What the transcript shows as the person's message when it is not the request itself
+    /// (a dropped file: its name and how it was read, not its whole text).
+    public var shownRequest: String?
+    /// The conversation: its chat file (`Chats/NAME.md`) gets the answers, and the transcript
+    /// (`Chats/NAME.json`) every message.
+    public var conversation: String
+    public var chatFile: String
+    /// `{name}` in declared output paths.
+    public var name: String
+    /// The roster as it was, in running order.
+    public var roster: [AgentDefinition]
+    public var rosterFile: String
+    /// With `relay ask --agent`: the one agent asked.
+    public var singleAgent: String?
+    /// `context.md` as it was at the start ("" when there is none).
+    public var context: String
+    /// The default token budget per agent.
+    public var contextTokens: Int
+    /// The model that answers (its description), for the transcript.
+    public var model: String
+    /// What happened to the input before the run (converted from PDF, cut, skipped).
+    public var inputNote: String?
+    /// Set when the input could not be turned into text: the run makes no model calls.
+    public var skipped: Bool = false
+
+    /// "relay|path|hash": the trigger this run answers, so the daemon resumes it instead of
+    /// starting it twice.
+    public var triggerKey: String? {
+        guard let triggerPath, let triggerHash else { return nil }
+        return "\(relay)|\(triggerPath)|\(triggerHash)"
+    }
+
+    var placeholderValues: [String: String] {
+        ["date": localDate, "time": localTime, "name": name, "relay": relay, "run": id]
+    }
+}

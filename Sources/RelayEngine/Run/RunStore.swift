@@ -1,0 +1,181 @@
+import Foundation
+import Glibc
+import LanguageModels
+import WorkspaceCore
+
+/// The runs of a workspace: `.relay/runs/<id>/` with `run.json` (the manifest), `journal.jsonl`
+/// (the write-ahead journal) and `lock` (held by the process running it, released by the
+/// kernel when that process dies).
+public struct RunStore: Sendable {
+    public let workspace: Workspace
+
+    public init(workspace: Workspace) { self.workspace = workspace }
+
+    public var folder: String { workspace.layout.state + "/runs" }
+    func directory(_ id: String) -> String { folder + "/" + id }
+    func journalPath(_ id: String) -> String { directory(id) + "/journal.jsonl" }
+
+    /// A new run id: UTC time and four random hex digits, so ids sort by age.
+    static func makeID(_ date: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return formatter.string(from: date) + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
+    }
+
+    /// Writes a new run's manifest (atomically, fsynced) before anything else happens.
+    func create(_ manifest: RunManifest) throws {
+        try FileManager.default.createDirectory(atPath: directory(manifest.id), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let data = try encoder.encode(manifest)
+        let temporary = directory(manifest.id) + "/.run.json.tmp"
+        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+            throw RelayError(.io, "cannot write \(temporary)")
+        }
+        let fd = open(temporary, O_RDONLY)
+        if fd >= 0, workspace.durable { fsync(fd) }
+        if fd >= 0 { close(fd) }
+        guard rename(temporary, directory(manifest.id) + "/run.json") == 0 else {
+            throw RelayError(.io, "cannot write the manifest of run \(manifest.id): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The manifest of run `id` (a unique prefix of an id works too).
+    public func manifest(_ id: String) throws -> RunManifest {
+        let id = try resolveID(id)
+        let path = directory(id) + "/run.json"
+        guard let data = FileManager.default.contents(atPath: path) else { throw RelayError(.notFound, "no run \(id) in \(folder)") }
+        do { return try JSONDecoder().decode(RunManifest.self, from: data) } catch {
+            throw RelayError(.corruptRun, "\(path) is not a run manifest: \(error)")
+        }
+    }
+
+    func records(_ id: String) throws -> [JournalRecord] { try RunJournalReader.read(journalPath(id)) }
+
+    /// The full id for an id or a unique prefix of one ("20261122-1540" → the run).
+    public func resolveID(_ id: String) throws -> String {
+        if FileManager.default.fileExists(atPath: directory(id) + "/run.json") { return id }
+        let all = ids()
+        let matches = all.filter { $0.hasPrefix(id) }
+        guard matches.count == 1 else {
+            if matches.isEmpty { throw RelayError(.notFound, "no run '\(id)' (`relay runs` lists them)") }
+            throw RelayError(.usage, "'\(id)' matches \(matches.count) runs (\(matches.prefix(4).joined(separator: ", "))…); give more of the id")
+        }
+        return matches[0]
+    }
+
+    func ids() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { FileManager.default.fileExists(atPath: folder + "/" + $0 + "/run.json") }.sorted()
+    }
+
+    // MARK: The run lock
+
+    /// A held run: only one process runs a run at a time.
+    final class Lease: @unchecked Sendable {
+        private var descriptor: Int32
+        init(descriptor: Int32) { self.descriptor = descriptor }
+        func release() {
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
+        deinit { release() }
+    }
+
+    func lease(_ id: String) throws -> Lease? {
+        let fd = open(directory(id) + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RelayError(.io, "cannot open the lock of run \(id): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
+        }
+        return Lease(descriptor: fd)
+    }
+
+    func isRunning(_ id: String) -> Bool {
+        let fd = open(directory(id) + "/lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 { return false }
+        return true
+    }
+
+    // MARK: Listing
+
+    /// The runs, oldest first, with per-agent figures (`relay runs`).
+    public func summaries() throws -> [RunSummary] {
+        try ids().map { try summary($0) }
+    }
+
+    public func summary(_ id: String) throws -> RunSummary {
+        let manifest = try manifest(id)
+        let records = try self.records(manifest.id)
+        var summary = RunSummary(id: manifest.id, relay: manifest.relay, created: manifest.created, request: manifest.shownRequest ?? manifest.request,
+                                 source: manifest.triggerPath ?? manifest.source.rawValue, chatFile: manifest.chatFile, state: .interrupted)
+        var calls: [Int: Int] = [:]
+        for record in records {
+            switch record.type {
+            case .response: if let step = record.step { calls[step, default: 0] += 1 }
+            case .step:
+                guard let step = record.step, let agent = manifest.roster.first(where: { $0.id == record.agent }) else { continue }
+                summary.steps.append(.init(step: step, agent: agent.id, name: agent.name, emoji: agent.emoji, milliseconds: record.milliseconds ?? 0,
+                                           promptTokens: record.usage?.promptTokens ?? 0, completionTokens: record.usage?.completionTokens ?? 0,
+                                           modelCalls: calls[step] ?? 0, revision: record.message))
+            case .effect, .tool:
+                if let path = record.path, !summary.files.contains(path) { summary.files.append(path) }
+            case .finished:
+                summary.state = manifest.skipped ? .skipped : .done
+                summary.finished = record.started
+            case .failed:
+                summary.state = .failed
+                summary.error = record.message
+            case .interrupted:
+                summary.state = .interrupted
+                summary.error = record.message
+            case .request, .note: break
+            }
+        }
+        if summary.state != .done, summary.state != .skipped, isRunning(manifest.id) { summary.state = .running }
+        return summary
+    }
+}
+
+/// A run as `relay runs` shows it.
+public struct RunSummary: Sendable, Codable, Equatable {
+    public enum State: String, Sendable, Codable {
+        case running, done, failed, interrupted, skipped
+        /// Whether `relay resume` can continue it.
+        public var isResumable: Bool { self == .failed || self == .interrupted }
+    }
+
+    public struct Step: Sendable, Codable, Equatable {
+        public var step: Int
+        public var agent: String
+        public var name: String
+        public var emoji: String
+        public var milliseconds: Int
+        public var promptTokens: Int
+        public var completionTokens: Int
+        public var modelCalls: Int
+        /// "revision requested by Vera: …" for a revision.
+        public var revision: String?
+    }
+
+    public var id: String
+    public var relay: String
+    public var created: String
+    public var request: String
+    public var source: String
+    public var chatFile: String
+    public var state: State
+    public var finished: String?
+    public var error: String?
+    public var steps: [Step] = []
+    public var files: [String] = []
+
+    public var revisions: Int { steps.filter { $0.revision != nil }.count }
+    public var milliseconds: Int { steps.reduce(0) { $0 + $1.milliseconds } }
+    public var tokens: Int { steps.reduce(0) { $0 + $1.promptTokens + $1.completionTokens } }
+}
