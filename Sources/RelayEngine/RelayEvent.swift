@@ -69,3 +69,49 @@ public enum RelayEvent: Sendable, Equatable {
     /// The run stopped on an error; it stays resumable (`relay resume ID`).
     case error(runID: String, message: String)
 }
+
+extension RelayEvent {
+    /// The event as one JSON object (`relay ask --json` prints one per line), with `"event"`
+    /// naming its kind.
+    public var json: JSONValue {
+        func agent(_ info: AgentInfo) -> JSONValue {
+            ["id": .string(info.id), "name": .string(info.name), "emoji": .string(info.emoji), "color": .string(info.color)]
+        }
+        switch self {
+        case .runStarted(let id, let relay, let request, let agents, let resumed):
+            return ["event": "runStarted", "run": .string(id), "relay": .string(relay), "request": .string(request),
+                    "agents": .array(agents.map(agent)), "resumed": .bool(resumed)]
+        case .agentStarted(let step, let info, let by, let request):
+            var object: [String: JSONValue] = ["event": "agentStarted", "step": .number(Double(step)), "agent": agent(info)]
+            if let by { object["revisionRequestedBy"] = agent(by) }
+            if let request { object["revisionRequest"] = .string(request) }
+            return .object(object)
+        case .textDelta(let step, let id, let text):
+            return ["event": "textDelta", "step": .number(Double(step)), "agent": .string(id), "text": .string(text)]
+        case .toolCall(let step, let id, let name, let arguments):
+            return ["event": "toolCall", "step": .number(Double(step)), "agent": .string(id), "tool": .string(name), "arguments": .string(arguments)]
+        case .toolResult(let step, let id, let name, let result, let isError):
+            return ["event": "toolResult", "step": .number(Double(step)), "agent": .string(id), "tool": .string(name), "result": .string(result), "error": .bool(isError)]
+        case .revisionRequested(let step, let by, let target, let request, let accepted, let reason):
+            var object: [String: JSONValue] = ["event": "revisionRequested", "step": .number(Double(step)), "by": agent(by), "target": .string(target),
+                                               "request": .string(request), "accepted": .bool(accepted)]
+            if let reason { object["reason"] = .string(reason) }
+            return .object(object)
+        case .agentFinished(let message):
+            var object: [String: JSONValue] = [
+                "event": "agentFinished", "step": .number(Double(message.step)), "agent": agent(message.agent), "text": .string(message.text),
+                "promptTokens": .number(Double(message.promptTokens)), "completionTokens": .number(Double(message.completionTokens)),
+                "modelCalls": .number(Double(message.modelCalls)), "milliseconds": .number(Double(message.milliseconds)), "restored": .bool(message.restored),
+            ]
+            if let by = message.revisionRequestedBy { object["revisionRequestedBy"] = .string(by) }
+            if !message.cuts.isEmpty { object["cuts"] = .array(message.cuts.map { .string($0) }) }
+            return .object(object)
+        case .note(let text):
+            return ["event": "note", "text": .string(text)]
+        case .final(let id, let text, let files):
+            return ["event": "final", "run": .string(id), "text": .string(text), "files": .array(files.map { .string($0) })]
+        case .error(let id, let message):
+            return ["event": "error", "run": .string(id), "message": .string(message)]
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LanguageModels
+import RelayEngine
 import WorkspaceCore
 import WorkspaceWatcher
 
@@ -24,6 +25,9 @@ enum CommandRunner {
         } catch let error as LanguageModelError {
             Terminal.error(error.message)
             return error.isConfigurationError ? 2 : 1
+        } catch let error as RelayError {
+            Terminal.error(error.message)
+            return error.isUsageError ? 2 : 1
         } catch let error as CommandFailure {
             Terminal.error(error.message)
             return error.status

@@ -263,7 +263,7 @@ final class RunExecutor: @unchecked Sendable {
             if !quiet, mode == .live, !reply.text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: reply.text)) }
             return Answer(reply: reply, started: response.started ?? manifest.created, milliseconds: response.milliseconds ?? 0)
         }
-        guard mode == .live, let models else {
+        guard mode == .live, models != nil else {
             throw RelayError(.corruptRun, "run \(manifest.id): the journal has no reply for step \(step) (\(agent.name)), call \(key); it cannot be replayed past that point")
         }
         var requestRecord = JournalRecord(.request)

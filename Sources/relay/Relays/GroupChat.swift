@@ -1,0 +1,158 @@
+import Foundation
+import LanguageModels
+import RelayEngine
+
+/// Shows a run's events in the terminal as a group chat: each agent's emoji and name in its
+/// colour, its text streaming in, "→ handed off to …" between agents and "(revision requested
+/// by …)" on revisions. Not a TTY (or NO_COLOR): plain text, one whole message at a time, no
+/// escape codes. `--json`: one JSON object per event and line.
+final class GroupChat: @unchecked Sendable {
+    enum Style { case terminal, plain, json }
+
+    let style: Style
+    private let lock = NSLock()
+    private var lastAgent: AgentInfo?
+    private var atLineStart = true
+    private var started = ContinuousClock.now
+    private var agentsByID: [String: AgentInfo] = [:]
+    private(set) var runID: String?
+    private(set) var finalText: String?
+
+    init(style: Style) { self.style = style }
+
+    static func style(json: Bool) -> Style {
+        if json { return .json }
+        return Terminal.colourful ? .terminal : .plain
+    }
+
+    func show(_ event: RelayEvent) {
+        lock.withLock { render(event) }
+    }
+
+    private func out(_ text: String) {
+        guard !text.isEmpty else { return }
+        Terminal.standardOutput(Array(text.utf8))
+        atLineStart = text.hasSuffix("\n")
+    }
+
+    private func newline() { if !atLineStart { out("\n") } }
+
+    // MARK: Colours
+
+    private func paint(_ text: String, hex: String? = nil, bold: Bool = false, dim: Bool = false) -> String {
+        guard style == .terminal else { return text }
+        var codes: [String] = []
+        if bold { codes.append("1") }
+        if dim { codes.append("2") }
+        if let hex, hex.count == 7, let value = Int(hex.dropFirst(), radix: 16) {
+            codes.append("38;2;\((value >> 16) & 0xFF);\((value >> 8) & 0xFF);\(value & 0xFF)")
+        }
+        return codes.isEmpty ? text : "\u{1B}[\(codes.joined(separator: ";"))m\(text)\u{1B}[0m"
+    }
+
+    private func name(_ agent: AgentInfo) -> String {
+        paint(agent.label, hex: agent.color, bold: true)
+    }
+
+    /// Text of an agent's message, indented under its name.
+    private func body(_ text: String) -> String {
+        let indent = "   "
+        var result = ""
+        for character in text {
+            if atLineStartForBody { result += indent }
+            result.append(character)
+            atLineStartForBody = character == "\n"
+        }
+        return result
+    }
+    private var atLineStartForBody = true
+
+    // MARK: Events
+
+    private func render(_ event: RelayEvent) {
+        if style == .json {
+            out(event.json.jsonText + "\n")
+            if case .final(let id, let text, _) = event { runID = id; finalText = text }
+            if case .runStarted(let id, _, _, _, _) = event { runID = id }
+            return
+        }
+        switch event {
+        case .runStarted(let id, let relay, let request, let agents, let resumed):
+            runID = id
+            started = ContinuousClock.now
+            for agent in agents { agentsByID[agent.id] = agent }
+            let team = agents.map(\.label).joined(separator: "  ")
+            out(paint("\(resumed ? "↻ resuming" : "🏃 relay") \(relay) · run \(id) · \(team)", dim: true) + "\n")
+            let shown = request.split(separator: "\n", omittingEmptySubsequences: false).prefix(6).joined(separator: "\n   ")
+            out("\n" + paint("👤 You", bold: true) + "\n   " + shown + (request.split(separator: "\n").count > 6 ? "\n   …" : "") + "\n")
+        case .agentStarted(_, let agent, let by, let request):
+            newline()
+            if lastAgent != nil, by == nil {
+                out(paint("   → handed off to ", dim: true) + name(agent) + "\n")
+            }
+            out("\n" + name(agent) + paint(" · \(agent.id)", dim: true))
+            if let by {
+                out(paint(" (revision requested by \(by.label))", hex: by.color))
+                if let request { out("\n" + paint("   ✎ \(request)", dim: true)) }
+            }
+            out("\n")
+            atLineStartForBody = true
+            lastAgent = agent
+        case .textDelta(_, _, let text):
+            if style == .terminal { out(body(text)) }
+        case .toolCall(_, let id, let tool, let arguments):
+            guard style == .terminal || style == .plain else { return }
+            newline()
+            atLineStartForBody = true
+            let args = arguments.count > 120 ? String(arguments.prefix(117)) + "…" : arguments
+            out(paint("   🔧 \(agentsByID[id]?.name ?? id) calls \(tool) \(args)", dim: true) + "\n")
+        case .toolResult(_, _, let tool, let result, let isError):
+            let first = result.split(separator: "\n").first.map(String.init) ?? ""
+            let summary = isError ? first : "\(tool): \(result.count) characters"
+            out(paint("   \(isError ? "⚠️ " : "↳") \(summary.prefix(160))", dim: !isError) + "\n")
+        case .revisionRequested(_, let by, let target, let request, let accepted, let reason):
+            newline()
+            if accepted {
+                out(paint("   ✋ \(by.name) asks \(target) for a revision: \(request)", hex: by.color) + "\n")
+            } else {
+                out(paint("   🚫 \(by.name)'s revision request to \(target) refused: \(reason ?? "")", dim: true) + "\n")
+            }
+        case .agentFinished(let message):
+            if message.restored {
+                newline()
+                if let previous = lastAgent, message.revisionRequestedBy == nil, previous.id != message.agent.id {
+                    out(paint("   → handed off to ", dim: true) + name(message.agent) + "\n")
+                }
+                out("\n" + name(message.agent) + paint(" · \(message.agent.id) · from the run journal", dim: true)
+                    + (message.revisionRequestedBy.map { paint(" (revision requested by \($0))", dim: true) } ?? "") + "\n")
+                atLineStartForBody = true
+                out(body(message.text.trimmingCharacters(in: .whitespacesAndNewlines)) + "\n")
+                lastAgent = message.agent
+            } else if style == .plain {
+                atLineStartForBody = true
+                let text = message.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                out(body(text.isEmpty ? "(no answer)" : text) + "\n")
+            } else if message.text.isEmpty {
+                out(body("(no answer)"))
+            }
+            newline()
+            let seconds = String(format: "%.1f", Double(message.milliseconds) / 1000)
+            out(paint("   ⏱ \(seconds) s · \(message.promptTokens) → \(message.completionTokens) tokens"
+                      + (message.modelCalls > 1 ? " · \(message.modelCalls) model calls" : "")
+                      + (message.cuts.isEmpty ? "" : " · cut: \(message.cuts.joined(separator: "; "))"), dim: true) + "\n")
+        case .note(let text):
+            newline()
+            out(paint("   ℹ️  \(text)", dim: true) + "\n")
+        case .final(let id, let text, let files):
+            finalText = text
+            newline()
+            let elapsed = ContinuousClock.now - started
+            let seconds = String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            out("\n" + paint("✅ done in \(seconds) s · run \(id)", bold: true) + "\n")
+            if !files.isEmpty { out(paint("   files: \(files.joined(separator: ", "))", dim: true) + "\n") }
+        case .error:
+            // The command reports it on standard error, with what to do.
+            newline()
+        }
+    }
+}
