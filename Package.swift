@@ -126,6 +126,10 @@ let package = Package(
             dependencies: ["WorkspaceWatcher", "WorkspaceCore"]
         ),
         .testTarget(
+            name: "RelayEngineTests",
+            dependencies: ["RelayEngine", "WorkspaceCore", "LanguageModels"]
+        ),
+        .testTarget(
             name: "RelayIntegrationTests",
             dependencies: ["WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "relay", "relay-stress"]
         ),
