@@ -113,7 +113,7 @@ public struct RelayConfiguration: Sendable, Equatable {
             for (id, agent) in try object.objectMembers("agents") {
                 try agent.allowOnly(Roster.optionalFields)
                 var override = try AgentOverride.read(from: agent)
-                override.location = "\(file):\(agent.line): relays.\(name).agents.\(id)"
+                override.location = "\(file):\(agent.line):\(agent.column): relays.\(name).agents.\(id)"
                 relay.overrides[id] = override
             }
             relays.append(relay)

@@ -389,7 +389,7 @@ final class RunExecutor: @unchecked Sendable {
             if mode == .live { milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
             if mode == .replay {
                 if let recordedTool, let effect = outcome.effects.first {
-                    check(effect, against: recordedTool, what: "\(call.name) in step \(step)")
+                    check(effect, against: recordedTool, what: effect.path, by: "\(call.name) in step \(step)")
                 }
                 // Replay reproduces the model's view exactly as recorded.
                 if let recordedTool { outcome = ToolOutcome(result: recordedTool.result ?? "", isError: recordedTool.isError ?? false, effects: outcome.effects) }
@@ -532,11 +532,11 @@ final class RunExecutor: @unchecked Sendable {
         try journal?.append(effectRecord)
     }
 
-    private func check(_ effect: FileEffect, against recorded: JournalRecord, what: String) {
+    private func check(_ effect: FileEffect, against recorded: JournalRecord, what: String, by: String? = nil) {
         let same = effect.after == recorded.after
-        report.files.append(.init(
-            what: what, matches: same,
-            detail: same ? (effect.mode == .append ? "same bytes appended" : "byte for byte") : "replay gave \(effect.after.prefix(12)), the recording \(recorded.after?.prefix(12) ?? "nothing")"))
+        let detail = same ? (effect.mode == .append ? "same bytes appended" : "byte for byte")
+            : "replay gave \(effect.after.prefix(12)), the recording \(recorded.after?.prefix(12) ?? "nothing")"
+        report.files.append(.init(what: what, matches: same, detail: by.map { "\($0): \(detail)" } ?? detail))
     }
 
     /// Puts the version an effect started from into the replay folder.

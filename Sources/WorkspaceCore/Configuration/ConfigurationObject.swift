@@ -35,6 +35,7 @@ public struct ConfigurationObject: Sendable {
 
     public var keys: [String] { members.map(\.key) }
     public var line: Int { node.line }
+    public var column: Int { node.column }
 
     func field(_ key: String) -> String { path.isEmpty ? key : path + separator + key }
 

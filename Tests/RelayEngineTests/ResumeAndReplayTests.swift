@@ -1,0 +1,141 @@
+import Foundation
+import LanguageModels
+@testable import RelayEngine
+import Testing
+import WorkspaceCore
+
+@Suite struct ResumeAndReplayTests {
+    @Test func aRunThatFailsAtAgentThreeResumesThereWithZeroRepeatedModelCalls() async throws {
+        let scratch = try RelayScratch()
+        let first = StepModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.unreachable, "no model server at http://127.0.0.1:9/v1"))])
+        let manifest = try scratch.engine(first).prepare(ask: "Llamas?")
+        await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(first), manifest.id) }
+        #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .failed)
+
+        let second = StepModel([.text("draft"), .text("APPROVED")])
+        let events = try await scratch.run(scratch.engine(second), manifest.id)
+        #expect(second.received.count == 2, "only Wren and Vera are asked")
+        #expect(second.received[0].user == "[User Request]:\nLlamas?\n\n[Previous Agent — Remy]:\nfacts")
+        let finished = events.compactMap { if case .agentFinished(let message) = $0 { return (message.agent.name, message.restored) } else { return nil } }
+        #expect(finished.map(\.0) == ["Paige", "Remy", "Wren", "Vera"])
+        #expect(finished.map(\.1) == [true, true, false, false])
+        #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
+        // The transcript holds each message once.
+        let transcript = try #require(scratch.text(Conversation.transcriptPath(forChat: manifest.chatFile)))
+        #expect(transcript.components(separatedBy: "\"text\" : \"facts\"").count == 2)
+        let chat = try #require(scratch.text(manifest.chatFile))
+        #expect(chat.components(separatedBy: "### 🔎 Remy").count == 2)
+        #expect(!chat.contains("still working"))
+    }
+
+    @Test func cancellingMidReplyLeavesAResumableRunAndATranscriptWithOnlyWholeMessages() async throws {
+        let scratch = try RelayScratch()
+        let hanging = StepModel([.text("plan"), .text("facts"), .hang(partial: "HALF-WRITTEN ANSWER")])
+        let engine = scratch.engine(hanging)
+        let manifest = try engine.prepare(ask: "Llamas?")
+        let box = EventBox()
+        let task = Task { try await engine.execute(manifest.id) { box.add($0) } }
+        // Wait until Wren is streaming.
+        for _ in 0..<400 where !box.events.contains(where: { if case .textDelta(_, "writer", _) = $0 { return true } else { return false } }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let transcriptPath = Conversation.transcriptPath(forChat: manifest.chatFile)
+        let during = try #require(scratch.text(transcriptPath))
+        #expect(!during.contains("HALF-WRITTEN"), "the streaming message is not in the transcript")
+        #expect(during.contains("\"text\" : \"facts\""))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+
+        let store = RunStore(workspace: scratch.workspace)
+        #expect(try store.summary(manifest.id).state == .interrupted)
+        #expect(!(scratch.text(transcriptPath) ?? "").contains("HALF-WRITTEN"))
+        #expect(!(scratch.text(manifest.chatFile) ?? "").contains("HALF-WRITTEN"))
+
+        let rest = StepModel([.text("draft"), .text("APPROVED")])
+        try await scratch.run(scratch.engine(rest), manifest.id)
+        #expect(rest.received.count == 2)
+        #expect(try store.summary(manifest.id).state == .done)
+    }
+
+    @Test func aFinishedRunIsShownFromItsJournalWithoutAskingTheModel() async throws {
+        let scratch = try RelayScratch()
+        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let engine = scratch.engine(model)
+        let manifest = try engine.prepare(ask: "Llamas?")
+        try await scratch.run(engine, manifest.id)
+        let before = try scratch.records(manifest.id).count
+        let silent = StepModel([])
+        let events = try await scratch.run(scratch.engine(silent), manifest.id)
+        #expect(silent.received.isEmpty)
+        #expect(try scratch.records(manifest.id).count == before, "nothing is journaled again")
+        #expect(events.contains { if case .final = $0 { return true } else { return false } })
+    }
+
+    @Test func aTornLastJournalLineIsIgnoredAndItsCallRunsAgain() async throws {
+        let scratch = try RelayScratch()
+        let model = StepModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.timeout, "slow"))])
+        let manifest = try scratch.engine(model).prepare(ask: "Llamas?")
+        await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(model), manifest.id) }
+        // What `kill -9` mid-write leaves: half a record, no newline.
+        let path = RunStore(workspace: scratch.workspace).journalPath(manifest.id)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"type":"response","key":"2/0","text":"half"#.utf8))
+        try handle.close()
+        let rest = StepModel([.text("draft"), .text("APPROVED")])
+        try await scratch.run(scratch.engine(rest), manifest.id)
+        #expect(rest.received.count == 2)
+        #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
+    }
+
+    @Test func aRecordedRunReplaysToIdenticalFiles() async throws {
+        let scratch = try RelayScratch()
+        try scratch.put("Chats/trip.md", "Earlier message.\n\n<!-- relay:end 1 · write your next message below this line -->\nPlan my trip to the llamas\n")
+        let model = StepModel([
+            .text("plan"),
+            .tools([StepModel.call("read_file", ["path": "context.md"]), StepModel.call("search_files", ["query": "llamas"], id: "call_1")]),
+            .text("facts"),
+            .tools([StepModel.call("write_file", ["path": "Research/trip/plan.md", "content": "# Trip\n"]),
+                    StepModel.call("update_context", ["section": "Trips", "content": "- llama trip planned"], id: "call_1")]),
+            .text("draft"),
+            .tools([StepModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": "shorter"])]), .text("one fix"),
+            .text("short draft"),
+        ])
+        let engine = scratch.engine(model)
+        let manifest = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h1"))
+        try await scratch.run(engine, manifest.id)
+        // A person edits the files afterwards: replay starts from the recorded versions anyway.
+        try scratch.put("context.md", "changed by a person\n")
+        try scratch.put("Chats/trip.md", "rewritten\n")
+
+        let folder = scratch.base + "/replayed"
+        let report = try await engine.replay(manifest.id, into: folder)
+        #expect(report.matches, "\(report.requests.filter { !$0.matches }) \(report.files.filter { !$0.matches })")
+        #expect(report.requests.count == 8)
+        let paths = Set(report.files.map(\.what))
+        #expect(paths.isSuperset(of: ["Chats/trip.md", "Chats/trip.json", "Research/trip/plan.md", "context.md", "Journal/agent/\(manifest.localDate).md"]))
+        // The replayed files are the recorded ones, byte for byte.
+        let records = try scratch.records(manifest.id).filter { $0.type == .effect || ($0.type == .tool && $0.path != nil) }
+        let lastWrite = Dictionary(records.compactMap { record in record.path.map { ($0, record) } }, uniquingKeysWith: { _, last in last })
+        for (path, record) in lastWrite where record.mode != "append" {
+            let bytes = try #require(FileManager.default.contents(atPath: folder + "/" + path))
+            #expect(ContentHash(of: [UInt8](bytes)).hex == record.after, "\(path)")
+        }
+    }
+
+    @Test func replayWithAnEditedRosterShowsWhichPromptsChanged() async throws {
+        let scratch = try RelayScratch()
+        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let engine = scratch.engine(model)
+        let manifest = try engine.prepare(ask: "Llamas?")
+        try await scratch.run(engine, manifest.id)
+        var roster = try Roster.parse(Array(RelayScratch.roster.utf8), file: "AgentConfiguration.json")
+        roster.agents[2].systemPrompt = "You are Wren. Write in verse."
+        let report = try await engine.replay(manifest.id, into: scratch.base + "/replayed", roster: roster)
+        #expect(!report.matches)
+        let changed = report.requests.filter { !$0.matches }
+        #expect(changed.count == 1)
+        #expect(changed[0].what.contains("Wren"))
+        #expect(changed[0].detail.contains("in verse"), "\(changed[0].detail)")
+    }
+}
