@@ -8,8 +8,9 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 # Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
 # and trigger queue, the sync index), inotify-tools (inotifywait, the peer `make bench` compares
-# with), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench).
-APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison
+# with), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench),
+# poppler-utils and pandoc (the relay reads dropped PDF, HTML, DOCX, ODT, EPUB and RTF files).
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean model model-stop
