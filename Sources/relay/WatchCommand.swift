@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RelayEngine
 import ServiceLifecycle
 import WorkspaceCore
 import WorkspaceWatcher
@@ -8,11 +9,14 @@ import WorkspaceWatcher
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Watch the workspace and start triggers when files arrive.",
+        abstract: "Watch the workspace and run relays when files arrive.",
         discussion: """
             The daemon: reconciles its index with the folder (so files that arrived while it was \
             down count), watches with inotify, waits until each file has settled, and starts the \
-            triggers of relay.json exactly once per file content. Relay's own writes start nothing. \
+            triggers of relay.json exactly once per file content: a relay run (a file dropped in \
+            Research/ runs the research relay, a message written in Chats/NAME.md the chat relay) \
+            or a shell command. Relay's own writes start nothing. Runs interrupted by a crash \
+            resume where they stopped; while the model server is down, runs wait for it. \
             Logs go to standard error and .relay/log/watch.log; SIGTERM or Ctrl-C stops it \
             cleanly, keeping every queued trigger for the next start.
 
@@ -49,17 +53,32 @@ struct WatchCommand: AsyncParsableCommand {
             serviceOptions.changesRecorded = { syncer.changed() }
             logger.notice("will sync after changes", metadata: ["relay.peers": "\(syncer.peers.joined(separator: ", "))"])
         }
-        let service = WatchService(workspace: workspace, configuration: configuration, launcher: nil, logger: logger, options: serviceOptions)
+        let keeper = RosterKeeper { warning in logger.warning("\(warning)") }
+        let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace), logger: logger, rosterKeeper: keeper)
+        let launcher = EngineLauncher(engine: engine, logger: logger)
+        let service = WatchService(workspace: workspace, configuration: configuration, launcher: launcher, logger: logger, options: serviceOptions)
         logger.notice("relay watch started", metadata: [
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
             "relay.settle.ms": "\(configuration.settle.components.seconds * 1000 + configuration.settle.components.attoseconds / 1_000_000_000_000_000)",
         ])
         let group = ServiceGroup(
-            services: [WatchDaemon(service: service)],
+            services: [WatchDaemon(service: service), ResumeAtStart(launcher: launcher)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
         try await group.run()
+    }
+}
+
+/// Resumes interrupted `relay ask` runs once at start, then idles until shutdown.
+struct ResumeAtStart: Service {
+    let launcher: EngineLauncher
+
+    func run() async throws {
+        let resume = Task { await launcher.resumeInterruptedAskRuns() }
+        try? await gracefulShutdown()
+        resume.cancel()
+        await resume.value
     }
 }
 

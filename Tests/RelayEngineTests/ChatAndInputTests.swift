@@ -113,11 +113,8 @@ import WorkspaceCore
             == .skipped("paper.pdf is a PDF and pdftotext is not installed (apt-get install poppler-utils), so it was not read"))
     }
 
-    @Test func aPDFIsReadWithPdftotext() async throws {
-        guard InputConverter.executable("pdftotext") != nil else {
-            Issue.record("SKIPPED: pdftotext is not installed (make deps installs poppler-utils)")
-            return
-        }
+    @Test(.enabled(if: InputConverter.executable("pdftotext") != nil, "pdftotext is not installed — `make deps` installs poppler-utils"))
+    func aPDFIsReadWithPdftotext() async throws {
         let scratch = try RelayScratch()
         try FileManager.default.createDirectory(atPath: scratch.workspace.root + "/Research", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: scratch.workspace.root + "/Research/llamas.pdf", contents: Data(Self.pdf(saying: "Llamas hum when content.")))
@@ -131,11 +128,9 @@ import WorkspaceCore
         #expect(scratch.text("Research/llamas/summary.md") == "Summary: llamas hum.\n")
     }
 
-    @Test func aDOCXIsReadWithPandoc() throws {
-        guard let pandoc = InputConverter.executable("pandoc") else {
-            Issue.record("SKIPPED: pandoc is not installed (make deps installs it)")
-            return
-        }
+    @Test(.enabled(if: InputConverter.executable("pandoc") != nil, "pandoc is not installed — `make deps` installs it"))
+    func aDOCXIsReadWithPandoc() throws {
+        let pandoc = try #require(InputConverter.executable("pandoc"))
         let scratch = try RelayScratch()
         try scratch.put("notes.md", "# Llamas\n\nThey hum when content.\n")
         let process = Process()

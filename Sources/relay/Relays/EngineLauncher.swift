@@ -1,0 +1,90 @@
+import Foundation
+import LanguageModels
+import Logging
+import RelayEngine
+import WorkspaceWatcher
+
+/// Where the daemon's triggers meet the relay engine: a settled file starts (or, after a
+/// crash, resumes) its relay run. While the model server does not answer, the run waits and
+/// tries again — a little longer each time, up to 30 s — so no triggered run is dropped.
+struct EngineLauncher: RelayLauncher {
+    let engine: RelayEngine
+    let logger: Logger
+
+    func run(relay: String, path: String, hash: String) async throws {
+        guard let manifest = try engine.prepare(trigger: relay, path: path, hash: hash) else {
+            logger.info("nothing new to answer", metadata: ["relay.path": "\(path)", "relay.relay": "\(relay)"])
+            return
+        }
+        try await runToTheEnd(manifest.id, about: path)
+    }
+
+    /// Runs (or resumes) a run, waiting out a model server that is down or busy.
+    func runToTheEnd(_ id: String, about path: String) async throws {
+        var delay = Duration.seconds(1)
+        var waiting = false
+        while true {
+            do {
+                try await engine.execute(id) { event in log(event, run: id, path: path) }
+                if waiting { logger.notice("the model answers again; run finished", metadata: ["relay.run": "\(id)"]) }
+                return
+            } catch let error as LanguageModelError where Self.isWorthWaiting(error) {
+                if !waiting {
+                    logger.warning("run waits for the model server", metadata: ["relay.run": "\(id)", "relay.path": "\(path)", "relay.error": "\(error.message)"])
+                    waiting = true
+                }
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(30))
+            } catch let error as RelayError where error.code == .busy {
+                // Another process runs it (a `relay resume` by hand): wait for it to finish.
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// A server that is down, overloaded or restarting; not a request it refuses.
+    static func isWorthWaiting(_ error: LanguageModelError) -> Bool {
+        switch error.code {
+        case .unreachable, .timeout: return true
+        case .httpStatus: return (error.status ?? 0) >= 500 || error.status == 429 || error.status == 408
+        default: return false
+        }
+    }
+
+    private func log(_ event: RelayEvent, run: String, path: String) {
+        switch event {
+        case .runStarted(_, let relay, _, _, let resumed):
+            logger.notice(resumed ? "relay run resumed" : "relay run started", metadata: ["relay.run": "\(run)", "relay.relay": "\(relay)", "relay.path": "\(path)"])
+        case .agentFinished(let message) where !message.restored:
+            logger.info("agent finished", metadata: [
+                "relay.run": "\(run)", "relay.agent": "\(message.agent.name)", "relay.ms": "\(message.milliseconds)",
+                "relay.tokens": "\(message.promptTokens + message.completionTokens)",
+            ])
+        case .revisionRequested(_, let by, let target, _, let accepted, _):
+            logger.info("revision requested", metadata: ["relay.run": "\(run)", "relay.by": "\(by.name)", "relay.target": "\(target)", "relay.accepted": "\(accepted)"])
+        case .note(let text):
+            logger.notice("\(text)", metadata: ["relay.run": "\(run)"])
+        case .final(_, _, let files):
+            logger.notice("relay run finished", metadata: ["relay.run": "\(run)", "relay.path": "\(path)", "relay.files": "\(files.joined(separator: ", "))"])
+        case .error(_, let message):
+            logger.warning("relay run stopped", metadata: ["relay.run": "\(run)", "relay.error": "\(message)"])
+        default:
+            break
+        }
+    }
+
+    /// Runs `relay ask` runs that were interrupted (killed, or the machine went down), once
+    /// each, when the daemon starts; triggered runs resume through their re-queued trigger.
+    func resumeInterruptedAskRuns() async {
+        guard let summaries = try? engine.store.summaries() else { return }
+        for summary in summaries where summary.state == .interrupted {
+            guard let manifest = try? engine.store.manifest(summary.id), manifest.source == .ask else { continue }
+            logger.notice("resuming an interrupted run", metadata: ["relay.run": "\(summary.id)"])
+            do {
+                try await runToTheEnd(summary.id, about: manifest.chatFile)
+            } catch {
+                logger.warning("could not resume run", metadata: ["relay.run": "\(summary.id)", "relay.error": "\(error)"])
+            }
+        }
+    }
+}
