@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+
+/// The real `relay` binary running relays against a real HTTP model server (the fake one: a
+/// test double that answers instantly or slowly, and logs every request it gets).
+@Suite struct RelayRunIntegrationTests {
+    /// The id of the newest run.
+    func newestRun(in s: ScratchWorkspace) -> String? {
+        ((try? FileManager.default.contentsOfDirectory(atPath: s.path(".relay/runs"))) ?? []).sorted().last
+    }
+
+    func steps(_ s: ScratchWorkspace, _ run: String) -> Int {
+        ((try? String(contentsOfFile: s.path(".relay/runs/\(run)/journal.jsonl"), encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
+    }
+
+    @Test func killNineBetweenAgentsThenResumeRepeatsNoModelCallOfAFinishedAgent() throws {
+        let s = try ScratchWorkspace()
+        let server = FakeModelServer(delay: 0.5, log: s.base + "/requests.log")
+        try server.start()
+        let environment = ["RELAY_MODEL_URL": server.baseURL]
+        let ask = try spawn(Binaries.relay, ["ask", "-w", s.root, "Tell me about llamas"], errorLog: s.base + "/ask.log", environment: environment)
+        // Kill it once two agents have finished (the third is being asked).
+        let deadline = Date().addingTimeInterval(60)
+        var started: String?
+        while Date() < deadline {
+            started = newestRun(in: s)
+            if let started, steps(s, started) >= 2 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        killHard(ask)
+        let id = try #require(started)
+        #expect(steps(s, id) >= 2 && steps(s, id) < 4, "killed between agents")
+        let finishedBeforeKill = steps(s, id)
+
+        let listed = try run(Binaries.relay, ["runs", "-w", s.root, "--json"], environment: environment)
+        #expect(listed.text.contains("\"state\":\"interrupted\""), "\(listed.text)")
+
+        let resumed = try run(Binaries.relay, ["resume", "-w", s.root, id], environment: environment)
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(resumed.text.contains("from the run journal"))
+        #expect(steps(s, id) == 4)
+
+        let agents = server.requests.map(\.agent)
+        let finishedAgents = ["Paige", "Remy", "Wren"].prefix(finishedBeforeKill)
+        for agent in finishedAgents {
+            #expect(agents.filter { $0 == agent }.count == 1, "\(agent) was asked \(agents.filter { $0 == agent }.count) times: \(agents)")
+        }
+        #expect(agents.filter { $0 == "Vera" }.count == 1)
+        let chat = try #require(s.contents("Chats/\(Self.today())-tell-me-about-llamas.md"))
+        #expect(chat.components(separatedBy: "### 📋 Paige").count == 2)
+        #expect(chat.contains("### 🔍 Vera"))
+        #expect(!chat.contains("still working"))
+        #expect(try run(Binaries.relay, ["runs", "-w", s.root, id]).text.contains("· done ·"))
+    }
+
+    @Test func ctrlCStopsARunCleanlyAndResumeFinishesIt() throws {
+        let s = try ScratchWorkspace()
+        let server = FakeModelServer(delay: 0.4, log: s.base + "/requests.log")
+        try server.start()
+        let environment = ["RELAY_MODEL_URL": server.baseURL]
+        let ask = try spawn(Binaries.relay, ["ask", "-w", s.root, "Plan a picnic"], errorLog: s.base + "/ask.log", environment: environment)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (newestRun(in: s).map { steps(s, $0) } ?? 0) < 1 { Thread.sleep(forTimeInterval: 0.01) }
+        kill(ask.processIdentifier, SIGINT)
+        ask.waitUntilExit()
+        #expect(ask.terminationStatus == 130)
+        let log = (try? String(contentsOfFile: s.base + "/ask.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("relay resume"), "\(log)")
+        let id = try #require(newestRun(in: s))
+        let journal = try String(contentsOfFile: s.path(".relay/runs/\(id)/journal.jsonl"), encoding: .utf8)
+        #expect(journal.contains("\"type\":\"interrupted\""))
+        #expect(try run(Binaries.relay, ["resume", "-w", s.root, "--all"], environment: environment).status == 0)
+        #expect(steps(s, id) == 4)
+    }
+
+    @Test func replayOfARealRunReproducesItsFiles() throws {
+        let s = try ScratchWorkspace()
+        let server = FakeModelServer(log: s.base + "/requests.log")
+        try server.start()
+        #expect(try run(Binaries.relay, ["ask", "-w", s.root, "Llamas?"], environment: ["RELAY_MODEL_URL": server.baseURL]).status == 0)
+        server.stop()
+        let id = try #require(newestRun(in: s))
+        let replay = try run(Binaries.relay, ["replay", "-w", s.root, String(id.prefix(17)), "--into", s.base + "/replayed"])
+        #expect(replay.status == 0, "\(replay.text) \(replay.standardError)")
+        #expect(replay.text.contains("4 of 4 model requests as recorded"))
+        let chat = "Chats/\(Self.today())-llamas.md"
+        #expect(try Data(contentsOf: URL(fileURLWithPath: s.base + "/replayed/" + chat)) == Data(contentsOf: URL(fileURLWithPath: s.path(chat))))
+    }
+
+    @Test func badInputGetsAClearErrorAndChangesNothing() throws {
+        let s = try ScratchWorkspace()
+        try "[{\"id\": \"a\", \"name\": \"A\", \"emoji\": \"x\", \"color\": \"blue\", \"systemPrompt\": \"p\", \"order\": 0}]"
+            .write(toFile: s.path("AgentConfiguration.json"), atomically: true, encoding: .utf8)
+        let before = try FileManager.default.contentsOfDirectory(atPath: s.path("Chats"))
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "hello"], environment: ["RELAY_MODEL_URL": "http://127.0.0.1:9/v1"])
+        #expect(ask.status == 2)
+        #expect(ask.standardError.contains("AgentConfiguration.json:1:50: agent 'a', field color: 'blue' is not a colour"), "\(ask.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("Chats")) == before)
+        let runs = (try? FileManager.default.contentsOfDirectory(atPath: s.path(".relay/runs"))) ?? []
+        #expect(runs.isEmpty)
+        let agents = try run(Binaries.relay, ["agents", "-w", s.root])
+        #expect(agents.status == 2 && agents.standardError.contains("field color"))
+        #expect(try run(Binaries.relay, ["ask", "-w", s.root, "--relay", "nope", "hi"]).status == 2)
+        #expect(try run(Binaries.relay, ["resume", "-w", s.root, "no-such-run"]).status == 2)
+    }
+
+    @Test func anUnreachableModelServerFailsTheAskWithAResumableRun() throws {
+        let s = try ScratchWorkspace()
+        let port = FakeModelServer.freePort()
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "hello"], environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
+        #expect(ask.status == 1)
+        #expect(ask.standardError.contains("127.0.0.1:\(port)"), "\(ask.standardError)")
+        #expect(ask.standardError.contains("relay resume"))
+        let server = FakeModelServer(port: port, log: s.base + "/requests.log")
+        try server.start()
+        let resumed = try run(Binaries.relay, ["resume", "-w", s.root, "--all"], environment: ["RELAY_MODEL_URL": server.baseURL])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(server.requests.count == 4)
+    }
+
+    @Test func agentsListsTheTemplateRosters() throws {
+        let s = try ScratchWorkspace()
+        let agents = try run(Binaries.relay, ["agents", "-w", s.root])
+        #expect(agents.status == 0)
+        #expect(agents.text.contains("relay research · input: file"))
+        #expect(agents.text.contains("✍️ Wren (writer) · tools: none · write → Research/{name}/summary.md"))
+        #expect(agents.text.contains("all rosters valid"))
+    }
+
+    static func today() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date())
+    }
+}
+
+/// `relay watch` running relays on dropped files.
+@Suite struct WatchRelayIntegrationTests {
+    static var templateTriggers: [[String: Any]] { [
+        ["pattern": "Research/**", "exclude": ["**/README.md", "Research/*/summary.md"], "relay": "research"],
+        ["pattern": "Chats/*.md", "exclude": ["Chats/README.md"], "relay": "chat"],
+    ] }
+
+    func waitFor(_ path: String, in w: WatchedWorkspace, timeout: TimeInterval = 60) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: w.path(path), encoding: .utf8) { return text }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw WatchTestError("\(path) did not appear within \(Int(timeout)) s; daemon log:\n\(w.log().suffix(3000))")
+    }
+
+    @Test func aFileDroppedInResearchRunsTheResearchRelayOnce() throws {
+        let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        let server = FakeModelServer(log: w.scratch.base + "/requests.log")
+        try server.start()
+        try w.start(environment: ["RELAY_MODEL_URL": server.baseURL])
+        try w.write("Research/llamas.md", "# Llamas\n\nLlamas hum when they are content.\n")
+        let summary = try waitFor("Research/llamas/summary.md", in: w)
+        #expect(summary.hasPrefix("Wren answers"))
+        try w.waitUntilQueueIdle()
+        try w.waitForCookie()
+        #expect(server.requests.count == 4, "one run of four agents, and its own writes start nothing: \(server.requests.map(\.agent))")
+        #expect(server.requests[0].user.contains("Llamas hum when they are content."))
+        let chat = try #require(try? String(contentsOfFile: w.path("Chats/research-llamas.md"), encoding: .utf8))
+        #expect(chat.hasPrefix("📎 Research/llamas.md"))
+        w.stop()
+    }
+
+    @Test func aMessageWrittenInAChatFileIsAnsweredInIt() throws {
+        let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        let server = FakeModelServer(log: w.scratch.base + "/requests.log")
+        try server.start()
+        try w.start(environment: ["RELAY_MODEL_URL": server.baseURL])
+        try w.write("Chats/picnic.md", "What should we bring to the picnic?\n")
+        let deadline = Date().addingTimeInterval(60)
+        var chat = ""
+        while Date() < deadline {
+            chat = (try? String(contentsOfFile: w.path("Chats/picnic.md"), encoding: .utf8)) ?? ""
+            if chat.contains("### 🔍 Vera"), !chat.contains("still working") { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(chat.contains("### 🔍 Vera"), "\(chat)\n\(w.log().suffix(2000))")
+        try w.write("Chats/picnic.md", chat + "And drinks?\n")
+        while Date() < deadline, server.requests.count < 8 { Thread.sleep(forTimeInterval: 0.02) }
+        try w.waitUntilQueueIdle()
+        try w.waitForCookie()
+        try #require(server.requests.count == 8)
+        #expect(server.requests[4].user.hasPrefix("[User Request]:\nAnd drinks?"))
+        w.stop()
+    }
+
+    @Test func whileTheModelServerIsDownATriggeredRunWaitsAndRunsWhenItAnswers() throws {
+        let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        let port = FakeModelServer.freePort()
+        try w.start(environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
+        try w.write("Research/alpacas.md", "Alpacas are smaller than llamas.\n")
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !w.log().contains("run waits for the model server") { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(w.log().contains("run waits for the model server"))
+        #expect(!FileManager.default.fileExists(atPath: w.path("Research/alpacas/summary.md")))
+        let server = FakeModelServer(port: port, log: w.scratch.base + "/requests.log")
+        try server.start()
+        let summary = try waitFor("Research/alpacas/summary.md", in: w, timeout: 90)
+        #expect(summary.hasPrefix("Wren answers"))
+        #expect(try w.queue().allSatisfy { $0.state == "done" || $0.state == "running" })
+        w.stop()
+    }
+}
