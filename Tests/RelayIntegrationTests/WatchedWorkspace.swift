@@ -42,8 +42,11 @@ final class WatchedWorkspace: @unchecked Sendable {
     /// Starts the daemon and waits until it has caught up (a cookie round trip).
     func start(environment: [String: String] = [:]) throws {
         let log = scratch.base + "/daemon-\(UUID().uuidString.prefix(8)).log"
+        // Relay triggers find no model server unless a test gives one (then they wait, queued):
+        // the watcher's tests are about the queue, and must not drive a real model.
+        let defaults = ["RELAY_LOG_LEVEL": "info", "RELAY_MODEL_URL": "http://127.0.0.1:\(FakeModelServer.freePort())/v1"]
         daemon = try spawn(Binaries.relay, ["watch", "-w", root], errorLog: log,
-                           environment: ["RELAY_LOG_LEVEL": "info"].merging(environment) { _, new in new })
+                           environment: defaults.merging(environment) { _, new in new })
         try? FileManager.default.removeItem(atPath: daemonLog)
         try? FileManager.default.createSymbolicLink(atPath: daemonLog, withDestinationPath: log)
         try waitForCookie(timeout: 60)
