@@ -66,27 +66,34 @@ import WorkspaceCore
     }
 
     @Test func theFourthRevisionOfATurnIsRefusedByTheEngine() async throws {
-        let scratch = try RelayScratch()
-        let asks = (1...4).map { StepModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": .string("fix \($0)")], id: "call_\($0)") }
+        // Wren may ask for revisions too, so a revision can ask for another.
+        let scratch = try RelayScratch(roster: RelayScratch.roster.replacingOccurrences(of: #""tools": ["write_file", "append_file", "update_context"]"#,
+                                                                                         with: #""tools": ["request_revision"]"#))
+        func ask(_ target: String, _ id: String) -> ToolCall {
+            StepModel.call("request_revision", ["targetAgentName": .string(target), "revisionRequest": .string("fix, \(target)")], id: id)
+        }
         let model = StepModel([
             .text("plan"), .text("facts"), .text("draft"),
-            .tools(asks), .text("four asks"),
-            .text("rev 1"), .text("rev 2"), .text("rev 3"),
+            .tools([ask("Paige", "a"), ask("Remy", "b"), ask("Wren", "c"), ask("Wren", "d")]), .text("three asks"),
+            .text("plan 2"), .text("facts 2"),
+            .tools([ask("Remy", "e")]), .text("draft 2"),
         ])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         let events = try await scratch.run(engine, manifest.id)
 
-        #expect(model.received.count == 8, "three revisions run, not four")
+        #expect(model.received.count == 9, "three revisions run, not four")
         let decisions: [(accepted: Bool, reason: String?)] = events.compactMap {
             if case .revisionRequested(_, _, _, _, let accepted, let reason) = $0 { return (accepted, reason) } else { return nil }
         }
-        #expect(decisions.map(\.accepted) == [true, true, true, false])
-        #expect(decisions[3].reason?.contains("3 revisions per turn") == true)
+        #expect(decisions.map(\.accepted) == [true, true, true, false, false])
+        #expect(decisions[3].reason?.contains("already requested") == true, "one revision per target and request")
+        #expect(decisions[4].reason?.contains("3 revisions per turn") == true)
         // The model saw the refusal as a tool error.
-        let toolMessages = model.received[4].messages.filter { $0.role == ChatMessage.Role.tool }.map { $0.content }
-        #expect(toolMessages.count == 4)
-        #expect(toolMessages[3].hasPrefix("error: refused: the relay allows 3 revisions per turn"))
+        let wrensTools = model.received[8].messages.filter { $0.role == ChatMessage.Role.tool }.map { $0.content }
+        #expect(wrensTools == ["error: refused: the relay allows 3 revisions per turn and 3 have been requested; finish with your own answer"])
+        let finished = events.compactMap { if case .agentFinished(let message) = $0 { return message.agent.name } else { return nil } }
+        #expect(finished == ["Paige", "Remy", "Wren", "Vera", "Paige", "Remy", "Wren"])
         let transcript = try #require(scratch.text(Conversation.transcriptPath(forChat: manifest.chatFile)))
         #expect(transcript.contains("error: refused: the relay allows 3 revisions per turn"))
     }

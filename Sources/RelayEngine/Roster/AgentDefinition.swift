@@ -25,7 +25,7 @@ public struct AgentDefinition: Sendable, Codable, Equatable {
     public var model: String?
     /// The agent's context window in tokens (relay.json's `model.contextTokens` when nil).
     public var tokenBudget: Int?
-    /// The most tokens its reply may have (a quarter of the budget, at most 768, when nil).
+    /// The most tokens its reply may have (an eighth of the budget, at most 1,024, when nil).
     public var maxTokens: Int?
 
     public init(

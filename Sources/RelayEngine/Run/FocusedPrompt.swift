@@ -21,9 +21,10 @@ struct FocusedPrompt: Equatable {
     /// tokenizers (English averages about four).
     static func estimate(_ text: String) -> Int { (text.utf8.count + 2) / 3 }
 
-    /// The tokens a reply may take, given the budget.
+    /// The tokens a reply may take, given the budget: an eighth of it, at most 1,024, unless
+    /// the roster says (512 for the reference 4,096-token model, whose agents each do a small part).
     static func replyTokens(for agent: AgentDefinition, budget: Int) -> Int {
-        agent.maxTokens ?? min(768, budget / 4)
+        agent.maxTokens ?? min(1024, budget / 8)
     }
 
     enum Part {

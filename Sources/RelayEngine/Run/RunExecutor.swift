@@ -141,7 +141,12 @@ final class RunExecutor: @unchecked Sendable {
                 let (message, revisions) = try await runStep(step, agent: next.agent, part: next.part, requestedBy: next.requestedBy, revisionRequest: next.revisionRequest, outputs: outputs)
                 messages.append(message)
                 outputs[next.agent.id] = message.text
-                previous = (next.requestedBy == nil ? next.agent.name : "\(next.agent.name) (revised)", message.text)
+                if message.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, let handedOn = previous {
+                    // Nothing to hand off: the next agent gets what this one got.
+                    if !message.restored { emit(.note("\(next.agent.label) gave no answer; the next agent gets \(handedOn.name)'s output")) }
+                } else {
+                    previous = (next.requestedBy == nil ? next.agent.name : "\(next.agent.name) (revised)", message.text)
+                }
                 try writeConversation(after: step, finished: false)
                 step += 1
                 for revision in revisions {
@@ -188,7 +193,8 @@ final class RunExecutor: @unchecked Sendable {
         for call in 0...Self.maximumToolRounds {
             let used = conversation.reduce(0) { $0 + FocusedPrompt.estimate($1.content) + $1.toolCalls.reduce(0) { $0 + FocusedPrompt.estimate($1.arguments) } }
             let roomLeft = budget - replyTokens - used
-            let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300
+            // After an accepted revision request the agent has done its part: it answers now.
+            let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300 && revisions.isEmpty
             let request = ModelRequest(messages: conversation, tools: offer ? tools.map(AgentToolbox.definition) : [],
                                        options: ModelOptions(maxTokens: replyTokens))
             let key = "\(step)/\(call)"
@@ -279,10 +285,20 @@ final class RunExecutor: @unchecked Sendable {
         let started = Self.timestamp()
         let clock = ContinuousClock.now
         var reply = ModelReply()
+        var guardLoops = RepetitionGuard()
         for try await event in model.stream(request) {
             try Task.checkCancellation()
             reply.add(event)
-            if case .text(let delta) = event { emit(.textDelta(step: step, agentID: agent.id, text: delta)) }
+            if case .text(let delta) = event {
+                emit(.textDelta(step: step, agentID: agent.id, text: delta))
+                if let kept = guardLoops.feed(delta) {
+                    // A small model caught in a loop: stop it, keep the text up to the loop.
+                    reply.text = kept
+                    reply.finishReason = .other("repetition")
+                    emit(.note("\(agent.label) was repeating itself; Relay stopped the reply at the loop"))
+                    break
+                }
+            }
         }
         try Task.checkCancellation()
         let elapsed = ContinuousClock.now - clock
@@ -368,7 +384,11 @@ final class RunExecutor: @unchecked Sendable {
             if target.isEmpty || ask.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 outcome = .failure("request_revision needs \"targetAgentName\" and \"revisionRequest\", both non-empty strings")
             } else {
-                let decision = decideRevision(target: target, request: ask, by: agent, outputs: outputs)
+                let wanted = target.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                let already = revisions.first { revision in agents.contains { $0.id == revision.target && ($0.name.lowercased() == wanted || $0.id.lowercased() == wanted) } }
+                let decision = already != nil
+                    ? (accepted: nil, reason: "already requested: \(target) will revise once, after you finish; add to your answer instead")
+                    : decideRevision(target: target, request: ask, by: agent, outputs: outputs)
                 if let accepted = decision.accepted { revisions.append(accepted) }
                 if !quiet {
                     emit(.revisionRequested(step: step, by: AgentInfo(agent), target: target, request: ask, accepted: decision.accepted != nil, reason: decision.reason))
