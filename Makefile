@@ -114,6 +114,8 @@ MODEL_RUN_DIR := $(RELAY_CACHE)/run
 MODEL_HOST ?= 127.0.0.1
 MODEL_PORT ?= 8080
 MODEL_CONTEXT ?= 4096
+# Small models fall into loops; a mild penalty on repeated tokens keeps their answers moving.
+MODEL_REPEAT_PENALTY ?= 1.15
 
 $(LLAMA_SERVER):
 	@set -e; start=$$(date +%s); \
@@ -147,7 +149,7 @@ model: $(LLAMA_SERVER) $(MODEL_GGUF)
 	if curl -sf "$$url/health" >/dev/null 2>&1; then \
 	  echo "a model server already answers at $$url (pid file $$pidfile: $$(cat "$$pidfile" 2>/dev/null || echo none))"; exit 0; fi; \
 	if ! { [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; }; then \
-	  setsid "$(LLAMA_SERVER)" -m "$(MODEL_GGUF)" --host $(MODEL_HOST) --port $(MODEL_PORT) --jinja -c $(MODEL_CONTEXT) \
+	  setsid "$(LLAMA_SERVER)" -m "$(MODEL_GGUF)" --host $(MODEL_HOST) --port $(MODEL_PORT) --jinja -c $(MODEL_CONTEXT) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
 	    </dev/null >"$$log" 2>&1 & echo $$! >"$$pidfile"; fi; \
 	pid=$$(cat "$$pidfile"); printf 'llama-server (pid %s) starting at %s ' "$$pid" "$$url"; \
 	for i in $$(seq 1 240); do \

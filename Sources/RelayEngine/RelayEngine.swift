@@ -76,6 +76,7 @@ public struct RelayEngine: Sendable {
             request: text, conversation: name, chatFile: chatFile, name: name, roster: roster.agents, rosterFile: roster.file,
             singleAgent: single, context: readContext(), contextTokens: try contextTokens(), model: models.description)
         manifest.inputNote = note
+        (manifest.files, manifest.folders) = listing()
         if let conversation, (try? workspace.resolve(chatFile).exists) == true {
             // Continuing a chat: the message goes at its end, as if the person had written it there.
             _ = conversation
@@ -131,6 +132,7 @@ public struct RelayEngine: Sendable {
                 manifest.skipped = true
             }
         }
+        (manifest.files, manifest.folders) = listing()
         try store.create(manifest)
         return manifest
     }
@@ -159,6 +161,17 @@ public struct RelayEngine: Sendable {
             return (relay, roster, warning)
         }
         return (relay, try configuration.roster(for: relay, in: workspace), nil)
+    }
+
+    /// The workspace's files and folders for the tools' path arguments (nil when too many).
+    private func listing() -> ([String]?, [String]?) {
+        guard let entries = try? workspace.list(".", recursive: true) else { return (nil, nil) }
+        // Hidden files (.stignore, editors' state) and transcripts (long JSON) are not what
+        // an agent should spend its few tokens on; it can still name them where no list applies.
+        let visible = entries.filter { !$0.path.split(separator: "/").contains { $0.hasPrefix(".") } }
+        let files = visible.filter { $0.kind == .file && !($0.path.hasPrefix("Chats/") && $0.path.hasSuffix(".json")) }.map(\.path).sorted()
+        let folders = ["."] + visible.filter { $0.kind == .folder }.map(\.path).sorted()
+        return (files.count <= RunManifest.pathLimit ? files : nil, folders.count <= RunManifest.pathLimit ? folders : nil)
     }
 
     private func contextTokens() throws -> Int { try RelayConfiguration.load(from: workspace).contextTokens }

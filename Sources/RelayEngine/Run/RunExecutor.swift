@@ -184,6 +184,9 @@ final class RunExecutor: @unchecked Sendable {
             for cut in prompt.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
         }
         let replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
+        // Revisions go to agents that have spoken in this turn, other than this one.
+        let names = AgentToolbox.Names(agents: agents.filter { $0.id != agent.id && outputs[$0.id] != nil }.map(\.name),
+                                       files: manifest.files, folders: manifest.folders)
         var conversation: [ChatMessage] = [.system(prompt.system), .user(prompt.user)]
         var uses: [AgentMessage.ToolUse] = []
         var revisions: [Revision] = []
@@ -195,7 +198,7 @@ final class RunExecutor: @unchecked Sendable {
             let roomLeft = budget - replyTokens - used
             // After an accepted revision request the agent has done its part: it answers now.
             let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300 && revisions.isEmpty
-            let request = ModelRequest(messages: conversation, tools: offer ? tools.map(AgentToolbox.definition) : [],
+            let request = ModelRequest(messages: conversation, tools: offer ? tools.map { AgentToolbox.definition($0, names: names) } : [],
                                        options: ModelOptions(maxTokens: replyTokens))
             let key = "\(step)/\(call)"
             let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored)
@@ -295,6 +298,9 @@ final class RunExecutor: @unchecked Sendable {
                     // A small model caught in a loop: stop it, keep the text up to the loop.
                     reply.text = kept
                     reply.finishReason = .other("repetition")
+                    // The server counts tokens at the end of a reply, which was cut short: estimate them.
+                    let prompt = request.messages.reduce(0) { $0 + $1.content.utf8.count } / 4 + 1
+                    reply.usage = reply.usage ?? TokenUsage(promptTokens: prompt, completionTokens: kept.utf8.count / 4 + 1)
                     emit(.note("\(agent.label) was repeating itself; Relay stopped the reply at the loop"))
                     break
                 }

@@ -51,6 +51,13 @@ public struct RunManifest: Sendable, Codable, Equatable {
     public var inputNote: String?
     /// Set when the input could not be turned into text: the run makes no model calls.
     public var skipped: Bool = false
+    /// The workspace's files and folders at the start (when there are few enough): the tools'
+    /// path arguments are limited to them, so a model that writes JSON under a grammar can only
+    /// name paths that exist. Nil when there are more than ``RunManifest/pathLimit``.
+    public var files: [String]?
+    public var folders: [String]?
+
+    public static let pathLimit = 64
 
     /// "relay|path|hash": the trigger this run answers, so the daemon resumes it instead of
     /// starting it twice.

@@ -28,34 +28,48 @@ struct ToolOutcome: Sendable, Equatable {
 struct AgentToolbox {
     let workspace: Workspace
 
-    static func definition(_ tool: AgentTool) -> ToolDefinition {
-        func schema(_ properties: [(String, String)], required: [String]) -> JSONValue {
-            var props: [String: JSONValue] = [:]
-            for (name, description) in properties { props[name] = ["type": "string", "description": .string(description)] }
-            return ["type": "object", "properties": .object(props), "required": .array(required.map { .string($0) })]
+    /// What the tools' schemas may name: the other agents, and the workspace's paths when few.
+    struct Names: Equatable {
+        var agents: [String] = []
+        var files: [String]?
+        var folders: [String]?
+    }
+
+    /// A tool's description and argument schema. Where the choices are known and few — the
+    /// agents a revision can go to, the files there are — the schema lists them (`enum`), so a
+    /// model answering under a grammar (structured tool mode) cannot name one that does not exist.
+    static func definition(_ tool: AgentTool, names: Names = Names()) -> ToolDefinition {
+        func string(_ description: String, choices: [String]? = nil) -> JSONValue {
+            var property: [String: JSONValue] = ["type": "string", "description": .string(description)]
+            if let choices, !choices.isEmpty { property["enum"] = .array(choices.map { .string($0) }) }
+            return .object(property)
+        }
+        func schema(_ properties: [(String, JSONValue)], required: [String]) -> JSONValue {
+            ["type": "object", "properties": .object(Dictionary(uniqueKeysWithValues: properties)), "required": .array(required.map { .string($0) })]
         }
         switch tool {
         case .readFile:
             return ToolDefinition(name: tool.rawValue, description: "Read a text file of the workspace, e.g. context.md or Research/notes.md.",
-                                  parameters: schema([("path", "The file's path inside the workspace.")], required: ["path"]))
+                                  parameters: schema([("path", string("The file's path inside the workspace.", choices: names.files))], required: ["path"]))
         case .listFiles:
             return ToolDefinition(name: tool.rawValue, description: "List the files and folders in a folder of the workspace.",
-                                  parameters: schema([("path", "The folder, e.g. \".\" or \"Research\".")], required: ["path"]))
+                                  parameters: schema([("path", string("The folder, e.g. \".\" or \"Research\".", choices: names.folders))], required: ["path"]))
         case .searchFiles:
             return ToolDefinition(name: tool.rawValue, description: "Find lines containing a word or phrase in the workspace's text files.",
-                                  parameters: schema([("query", "The text to look for (any case)."), ("path", "Optional folder to search in.")], required: ["query"]))
+                                  parameters: schema([("query", string("The text to look for (any case).")), ("path", string("Optional folder to search in.", choices: names.folders))], required: ["query"]))
         case .writeFile:
             return ToolDefinition(name: tool.rawValue, description: "Create or replace a text file of the workspace with the given content.",
-                                  parameters: schema([("path", "The file's path inside the workspace."), ("content", "The whole new content.")], required: ["path", "content"]))
+                                  parameters: schema([("path", string("The file's path inside the workspace.")), ("content", string("The whole new content."))], required: ["path", "content"]))
         case .appendFile:
             return ToolDefinition(name: tool.rawValue, description: "Add text at the end of a file of the workspace, e.g. a journal.",
-                                  parameters: schema([("path", "The file's path inside the workspace."), ("text", "The text to add.")], required: ["path", "text"]))
+                                  parameters: schema([("path", string("The file's path inside the workspace.")), ("text", string("The text to add."))], required: ["path", "text"]))
         case .updateContext:
             return ToolDefinition(name: tool.rawValue, description: "Add or replace one section of context.md, the workspace's shared knowledge, keeping everything else.",
-                                  parameters: schema([("section", "The section's heading, e.g. \"Decisions\"."), ("content", "The section's new text.")], required: ["section", "content"]))
+                                  parameters: schema([("section", string("The section's heading, e.g. \"Decisions\".")), ("content", string("The section's new text."))], required: ["section", "content"]))
         case .requestRevision:
             return ToolDefinition(name: tool.rawValue, description: "Ask an earlier agent to revise their work. They run again after you finish.",
-                                  parameters: schema([("targetAgentName", "The name of the agent to ask."), ("revisionRequest", "What needs to be revised.")], required: ["targetAgentName", "revisionRequest"]))
+                                  parameters: schema([("targetAgentName", string("The name of the agent to ask.", choices: names.agents)),
+                                                      ("revisionRequest", string("What needs to be revised."))], required: ["targetAgentName", "revisionRequest"]))
         }
     }
 

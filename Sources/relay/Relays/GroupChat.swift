@@ -106,6 +106,8 @@ final class GroupChat: @unchecked Sendable {
             atLineStartForBody = true
             let args = arguments.count > 120 ? String(arguments.prefix(117)) + "…" : arguments
             out(paint("   🔧 \(agentsByID[id]?.name ?? id) calls \(tool) \(args)", dim: true) + "\n")
+        case .toolResult(_, _, let tool, _, true) where tool == "request_revision":
+            break  // the revision line above says why
         case .toolResult(_, _, let tool, let result, let isError):
             let first = result.split(separator: "\n").first.map(String.init) ?? ""
             let summary = isError ? first : "\(tool): \(result.count) characters"
@@ -115,7 +117,8 @@ final class GroupChat: @unchecked Sendable {
             if accepted {
                 out(paint("   ✋ \(by.name) asks \(target) for a revision: \(request)", hex: by.color) + "\n")
             } else {
-                out(paint("   🚫 \(by.name)'s revision request to \(target) refused: \(reason ?? "")", dim: true) + "\n")
+                let why = (reason ?? "").replacingOccurrences(of: "refused: ", with: "")
+                out(paint("   🚫 \(by.name) asked \(target.prefix(40)) for a revision — not done: \(why)", dim: true) + "\n")
             }
         case .agentFinished(let message):
             if message.restored {
