@@ -76,6 +76,9 @@ bench:
 	@echo
 	$(SWIFT) build -c release --product relay-model-bench $(SWIFT_FLAGS)
 	"$$($(SWIFT) build -c release --show-bin-path)/relay-model-bench"
+	@echo
+	$(SWIFT) build -c release --product relay-engine-bench $(SWIFT_FLAGS)
+	"$$($(SWIFT) build -c release --show-bin-path)/relay-engine-bench"
 
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"

@@ -98,6 +98,12 @@ let package = Package(
             name: "relay-watch-bench",
             path: "Tests/Benchmarks/relay-watch-bench"
         ),
+        // `make bench`: the relay engine's overhead per agent step, and a turn on the local model.
+        .executableTarget(
+            name: "relay-engine-bench",
+            dependencies: ["RelayEngine", "LanguageModels", "WorkspaceCore", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/relay-engine-bench"
+        ),
         // `make bench`: time to first token and tokens/s through Relay's client against curl.
         .executableTarget(
             name: "relay-model-bench",
