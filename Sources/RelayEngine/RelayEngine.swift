@@ -42,7 +42,8 @@ public struct RelayEngine: Sendable {
     public func prepare(ask message: String, relay relayName: String? = nil, agent: String? = nil, conversation: String? = nil) throws -> RunManifest {
         let text = message.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw RelayError(.usage, "the message is empty; say what you want, e.g. relay ask \"Summarise context.md\"") }
-        let (relay, roster, note) = try relayAndRoster(relayName)
+        let configuration = try RelayConfiguration.load(from: workspace)
+        let (relay, roster, note) = try relayAndRoster(relayName, configuration: configuration)
         var single: String?
         if let agent {
             guard let found = roster.agent(named: agent) else {
@@ -74,7 +75,7 @@ public struct RelayEngine: Sendable {
         var manifest = RunManifest(
             id: RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .ask,
             request: text, conversation: name, chatFile: chatFile, name: name, roster: roster.agents, rosterFile: roster.file,
-            singleAgent: single, context: readContext(), contextTokens: try contextTokens(), model: models.description)
+            singleAgent: single, context: readContext(), contextTokens: configuration.contextTokens, model: models.description)
         manifest.inputNote = note
         (manifest.files, manifest.folders) = listing()
         if let conversation, (try? workspace.resolve(chatFile).exists) == true {
@@ -95,7 +96,8 @@ public struct RelayEngine: Sendable {
     /// answered), and the existing run when this trigger already has one (the daemon resumes it).
     public func prepare(trigger relayName: String, path: String, hash: String) throws -> RunManifest? {
         if let existing = try run(forTrigger: "\(relayName)|\(path)|\(hash)") { return existing }
-        let (relay, roster, note) = try relayAndRoster(relayName)
+        let configuration = try RelayConfiguration.load(from: workspace)
+        let (relay, roster, note) = try relayAndRoster(relayName, configuration: configuration)
         let resolved = try workspace.resolve(path)
         guard resolved.exists else { return nil }
         let now = Date()
@@ -104,7 +106,7 @@ public struct RelayEngine: Sendable {
         var manifest = RunManifest(
             id: RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .file,
             triggerPath: resolved.relative, triggerHash: hash, request: "", conversation: stem, chatFile: "", name: stem,
-            roster: roster.agents, rosterFile: roster.file, context: readContext(), contextTokens: try contextTokens(), model: models.description)
+            roster: roster.agents, rosterFile: roster.file, context: readContext(), contextTokens: configuration.contextTokens, model: models.description)
         manifest.inputNote = note
         switch relay.input {
         case .chat:
@@ -146,7 +148,10 @@ public struct RelayEngine: Sendable {
     }
 
     private func relayAndRoster(_ name: String?) throws -> (RelayDefinition, Roster, String?) {
-        let configuration = try RelayConfiguration.load(from: workspace)
+        try relayAndRoster(name, configuration: RelayConfiguration.load(from: workspace))
+    }
+
+    private func relayAndRoster(_ name: String?, configuration: RelayConfiguration) throws -> (RelayDefinition, Roster, String?) {
         let relay: RelayDefinition
         if let name {
             guard let found = configuration.relay(named: name) else {
@@ -173,8 +178,6 @@ public struct RelayEngine: Sendable {
         let folders = ["."] + visible.filter { $0.kind == .folder }.map(\.path).sorted()
         return (files.count <= RunManifest.pathLimit ? files : nil, folders.count <= RunManifest.pathLimit ? folders : nil)
     }
-
-    private func contextTokens() throws -> Int { try RelayConfiguration.load(from: workspace).contextTokens }
 
     private func readContext() -> String {
         guard let bytes = try? workspace.read("context.md") else { return "" }

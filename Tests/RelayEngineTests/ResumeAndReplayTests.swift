@@ -30,7 +30,8 @@ import WorkspaceCore
 
     @Test func cancellingMidReplyLeavesAResumableRunAndATranscriptWithOnlyWholeMessages() async throws {
         let scratch = try RelayScratch()
-        let hanging = StepModel([.text("plan"), .text("facts"), .hang(partial: "HALF-WRITTEN ANSWER")])
+        // Remy takes a while (as a real model does), so the chat files are written after his turn.
+        let hanging = StepModel([.text("plan"), .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("facts")), .hang(partial: "HALF-WRITTEN ANSWER")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
         let box = EventBox()

@@ -121,6 +121,7 @@ final class RunExecutor: @unchecked Sendable {
     /// - throws: `LanguageModelError` when the model fails (the run stays resumable),
     ///   `CancellationError` when cancelled (resumable too), `RelayError` for a broken journal.
     func execute() async throws {
+        lastConversationWrite = ContinuousClock.now
         emit(.runStarted(runID: manifest.id, relay: manifest.relay, request: manifest.shownRequest ?? manifest.request,
                          agents: agents.map(AgentInfo.init), resumed: !recorded.isEmpty))
         if let note = manifest.inputNote { emit(.note(note)) }
@@ -245,7 +246,7 @@ final class RunExecutor: @unchecked Sendable {
             stepRecord.milliseconds = milliseconds
             stepRecord.usage = TokenUsage(promptTokens: promptTokens, completionTokens: completionTokens)
             stepRecord.message = revisionRequest.map { "revision requested by \(requestedBy?.name ?? "?"): \($0)" }
-            try journal?.append(stepRecord)
+            try journal?.append(stepRecord, sync: false)
         }
         emit(.agentFinished(message))
         return (message, revisions)
@@ -282,7 +283,7 @@ final class RunExecutor: @unchecked Sendable {
         requestRecord.messages = request.messages
         requestRecord.tools = request.tools.map(\.name)
         requestRecord.requestHash = hash
-        try journal?.append(requestRecord)
+        try journal?.append(requestRecord, sync: false)
 
         let model = try model(for: agent)
         let started = Self.timestamp()
@@ -474,8 +475,25 @@ final class RunExecutor: @unchecked Sendable {
 
     // MARK: Files
 
+    /// The chat file and transcript are rewritten after an agent finishes when the last
+    /// rewrite is at least this old (so a person watching sees each answer arrive with a real
+    /// model, while a fast model's run writes them once, at the end).
+    static let conversationInterval = Duration.milliseconds(250)
+    private lazy var lastConversationWrite = ContinuousClock.now
+
     private func writeConversation(after step: Int, finished: Bool) throws {
         let suffix = finished ? "final" : String(step)
+        if !finished {
+            switch mode {
+            case .replay:
+                // Do what the recorded run did.
+                guard recorded.effects["transcript/\(suffix)"] != nil || recorded.effects["chat/\(suffix)"] != nil else { return }
+            case .live:
+                guard recorded.effects["transcript/\(suffix)"] == nil else { break }
+                guard ContinuousClock.now - lastConversationWrite >= Self.conversationInterval else { return }
+            }
+        }
+        defer { lastConversationWrite = ContinuousClock.now }
         let messages = self.messages, manifest = self.manifest
         try effect("transcript/\(suffix)", path: Conversation.transcriptPath(forChat: manifest.chatFile), mode: .update) { old in
             Conversation.updatingTranscript(old, manifest: manifest, messages: messages)

@@ -77,7 +77,10 @@ final class RunJournalWriter: @unchecked Sendable {
 
     deinit { close(descriptor) }
 
-    func append(_ record: JournalRecord) throws {
+    /// Appends `record`; with `sync` (the default) it is on disk when this returns. Records
+    /// whose loss only means redoing unfinished work (a request not yet answered, a step's
+    /// summary) skip the fsync: the next synced record carries them to disk too.
+    func append(_ record: JournalRecord, sync: Bool = true) throws {
         var bytes = Array(try encoder.encode(record))
         bytes.append(0x0A)
         try lock.withLock {
@@ -91,7 +94,7 @@ final class RunJournalWriter: @unchecked Sendable {
                 }
                 offset += n
             }
-            if durable { fsync(descriptor) }
+            if durable && sync { fsync(descriptor) }
         }
     }
 }

@@ -55,12 +55,30 @@ func engineOverhead(durable: Bool) async throws -> (engine: Double, bare: Double
     // Warm up (first file creations, caches).
     let warm = try engine.prepare(ask: "warm up", conversation: "bench")
     try await engine.execute(warm.id) { _ in }
-    let start = ContinuousClock.now
+    var preparing = Duration.zero, executing = Duration.zero
     for run in 0..<runs {
-        let manifest = try engine.prepare(ask: "Tell me about llamas, run \(run)", conversation: "bench")
+        let start = ContinuousClock.now
+        let manifest = try engine.prepare(ask: "Tell me about llamas, run \(run)", conversation: environment["RELAY_BENCH_ONE_CHAT"] == nil ? "bench-\(run)" : "bench")
+        let prepared = ContinuousClock.now
         try await engine.execute(manifest.id) { _ in }
+        preparing += prepared - start
+        executing += ContinuousClock.now - prepared
     }
-    let engineTime = seconds(ContinuousClock.now - start) / Double(runs * 4)
+    // The same with one agent: what a run costs whatever its length, so that (4 − 1) / 3 is
+    // what each further agent step adds.
+    var single = Duration.zero
+    for run in 0..<runs {
+        let start = ContinuousClock.now
+        let manifest = try engine.prepare(ask: "Tell me about llamas, single \(run)", agent: "Wren",
+                                          conversation: environment["RELAY_BENCH_ONE_CHAT"] == nil ? "single-\(run)" : "bench")
+        try await engine.execute(manifest.id) { _ in }
+        single += ContinuousClock.now - start
+    }
+    let perRun = seconds(preparing + executing) / Double(runs)
+    let marginal = (perRun - seconds(single) / Double(runs)) / 3
+    print("    (marginal cost of one more agent step: \(format(marginal)); a one-agent run: \(format(seconds(single) / Double(runs))))")
+    let engineTime = seconds(preparing + executing) / Double(runs * 4)
+    print("    (\(durable ? "durable" : "no fsync"): preparing a run \(format(seconds(preparing) / Double(runs))), running it \(format(seconds(executing) / Double(runs))) for 4 steps)")
 
     // The same four calls per run, made in a bare loop: request built, streamed, collected.
     let model = InstantModel()
@@ -82,7 +100,7 @@ func format(_ seconds: Double) -> String {
 }
 
 print("relay engine: overhead per agent step (\(runs) runs × 4 agents, an instant in-process model)")
-for durable in [true, false] {
+for durable in (environment["RELAY_BENCH_DURABLE"].map { [$0 != "0"] } ?? [true, false]) {
     let (engine, bare) = try await engineOverhead(durable: durable)
     print("  \(durable ? "durable (fsync) " : "without fsync   ")  bare model calls \(format(bare))/step · through the engine \(format(engine))/step"
           + " · engine overhead \(format(engine - bare))/step (\(String(format: "%.0f", engine / max(bare, 1e-9)))× the bare call)")
