@@ -1,6 +1,7 @@
 # Relay — build, test, benchmark, install.
 # `make` builds; `make test` runs the whole suite; `make demo` shows the workspace primitives
-# on a fresh workspace; `make bench` prints speed ratios against plain syscalls.
+# on a fresh workspace (a relay turn on the local model, a dropped file, replay, sync);
+# `make bench` prints speed ratios against peers.
 # `make model` builds and starts the local model server (llama.cpp + SmolLM2); `make model-stop`.
 
 PREFIX ?= /usr/local
@@ -39,29 +40,28 @@ deps:
 
 # What exists today: the workspace, its safe primitives and sync (the relay of agents is the
 # next issue). Runs on a fresh workspace each time.
-demo: build
-	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W"; \
+demo: build model
+	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W" "$$W-2"; \
 	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
 	step "relay init: a workspace from the template"; "$$R" init "$$W"; \
-	step "four processes append to one journal at once: 4 × 25 whole lines, never interleaved"; \
-	for p in 1 2 3 4; do ( for i in $$(seq 1 25); do echo "- writer $$p, entry $$i" | "$$R" fs append -w "$$W" Journal/agent/demo.md; done ) & done; wait; \
-	echo "Journal/agent/demo.md has $$(grep -c '^- writer' "$$W/Journal/agent/demo.md") entries"; \
-	step "an atomic write, then an update through a filter; the old version is kept"; \
-	printf '# Llamas\nLlamas are camelids.\n' | "$$R" fs write -w "$$W" Research/llamas/summary.md; \
-	"$$R" fs update -w "$$W" Research/llamas/summary.md -- sed 's/camelids/South American camelids/'; \
-	"$$R" fs read -w "$$W" Research/llamas/summary.md; "$$R" fs history -w "$$W" Research/llamas/summary.md; \
-	step "restore the first version"; \
-	V=$$("$$R" fs history -w "$$W" Research/llamas/summary.md --json | tail -1 | sed 's/.*"replaced":"\([0-9a-f]*\)".*/\1/'); \
-	"$$R" fs restore -w "$$W" Research/llamas/summary.md "$$V"; "$$R" fs read -w "$$W" Research/llamas/summary.md; \
-	step "the sandbox refuses paths that leave the workspace"; \
-	echo evil | "$$R" fs write -w "$$W" ../evil.md || echo "(exit status $$?)"; \
+	step "relay ask: the template's four agents answer on the local model (SmolLM2-135M: expect tiny-model answers)"; \
+	"$$R" ask -w "$$W" "What should I pack for a day hike in March?"; \
+	step "relay runs: what each agent took"; RUN=$$(ls "$$W/.relay/runs" | tail -1); "$$R" runs -w "$$W" "$$RUN"; \
+	step "relay watch: drop a file in Research/ and the research relay summarises it"; \
+	"$$R" watch -w "$$W" 2>"$$W.watch.log" & WATCH=$$!; sleep 2; \
+	printf '# Tea\n\nGreen tea is steamed or pan-fired soon after picking. Black tea is rolled and left to oxidise first.\n' > "$$W/Research/tea.md"; \
+	printf 'waiting for Research/tea/summary.md '; for i in $$(seq 1 600); do [ -f "$$W/Research/tea/summary.md" ] && break; printf .; sleep 1; done; echo; \
+	kill $$WATCH; wait $$WATCH 2>/dev/null || true; \
+	cat "$$W/Research/tea/summary.md" 2>/dev/null || { echo "no summary; the daemon's log:"; tail -20 "$$W.watch.log"; }; \
+	step "relay replay: the first run again, offline, from its journal: the same files byte for byte"; \
+	"$$R" replay -w "$$W" "$$RUN"; \
 	step "relay sync with a second replica: both edit context.md, the edits merge"; \
-	rm -rf "$$W-2"; "$$R" init "$$W-2" >/dev/null; "$$R" sync -w "$$W" "$$W-2"; \
+	"$$R" init "$$W-2" >/dev/null; "$$R" sync -w "$$W" "$$W-2" >/dev/null; \
 	echo "- noted on replica 1" | "$$R" fs append -w "$$W" context.md; \
 	"$$R" fs update -w "$$W-2" context.md -- sed '1s/.*/# Context (edited on replica 2)/'; \
 	"$$R" sync -w "$$W" "$$W-2"; head -1 "$$W/context.md"; tail -1 "$$W/context.md"; \
 	step "relay status"; "$$R" status -w "$$W"; \
-	printf '\nThe workspace is in %s. Next: relay watch (triggers), make model + relay doctor (the local model).\nThe relay of agents (relay ask) is not built yet.\n' "$$W"
+	printf '\nThe workspace is in %s: read Chats/*.md, Research/tea/summary.md and Journal/agent/. Write a message in a new Chats/NAME.md under `relay watch` and the agents answer in it.\n' "$$W"
 
 bench:
 	$(SWIFT) build -c release --product relay $(SWIFT_FLAGS)
