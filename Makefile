@@ -10,8 +10,9 @@ SWIFT_FLAGS ?=
 # Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
 # and trigger queue, the sync index), inotify-tools (inotifywait, the peer `make bench` compares
 # with), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench),
-# poppler-utils and pandoc (the relay reads dropped PDF, HTML, DOCX, ODT, EPUB and RTF files).
-APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc
+# poppler-utils and pandoc (the relay reads dropped PDF, HTML, DOCX, ODT, EPUB and RTF files),
+# python3 (the tests' fake model server).
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc python3
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
 .PHONY: all build release test demo bench install uninstall deps template clean model model-stop
@@ -24,7 +25,7 @@ build:
 release:
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 
-test:
+test: deps
 	$(SWIFT) test $(SWIFT_FLAGS)
 
 # Installs the Debian packages Relay needs; quiet and quick when they are already there.
@@ -40,7 +41,7 @@ deps:
 
 # What exists today: the workspace, its safe primitives and sync (the relay of agents is the
 # next issue). Runs on a fresh workspace each time.
-demo: build model
+demo: deps build model
 	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W" "$$W-2"; \
 	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
 	step "relay init: a workspace from the template"; "$$R" init "$$W"; \
