@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WorkspaceWatcher
 import LanguageModels
+import RelayEngine
 import WorkspaceCore
 
 /// `relay doctor`: which model server Relay would talk to, whether it answers, what it serves,
@@ -88,6 +89,18 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         }
         report.inotify = InotifyReport(limits: InotifyLimits.current(), usage: InotifyLimits.usage())
+        if let root, let workspace = try? Workspace.open(at: root) {
+            do {
+                let relays = try RelayConfiguration.load(from: workspace)
+                report.rosters = try relays.relays.map { relay in
+                    "\(relay.name) (\(try relays.roster(for: relay, in: workspace).agents.count) agents)"
+                }.joined(separator: ", ")
+            } catch {
+                report.rosters = nil
+                report.rosterError = "\(error)"
+                failure = failure ?? "\(error)"
+            }
+        }
         report.error = failure
         report.healthy = failure == nil
         if json { try printJSON(report) } else { printText(report) }
@@ -183,6 +196,8 @@ struct DoctorCommand: AsyncParsableCommand {
                 row("", Terminal.paint("few watches left: `relay watch` needs one per folder; raise it with sudo sysctl fs.inotify.max_user_watches=\(max(524_288, limit * 2))", .yellow, stream: 1))
             }
         }
+        if let rosters = report.rosters { row("Relays", rosters + " — rosters valid (`relay agents` shows them)") }
+        if let problem = report.rosterError { row("Relays", Terminal.paint(problem, .red, stream: 1)) }
         row("Status", report.healthy ? Terminal.paint("healthy", .green, stream: 1) : Terminal.paint("not healthy", .red, stream: 1))
     }
 }
@@ -207,6 +222,9 @@ struct DoctorReport: Encodable {
     var healthy = false
     var error: String?
     var inotify: InotifyReport?
+    /// The relays and their roster sizes, when every roster is valid.
+    var rosters: String?
+    var rosterError: String?
 }
 
 /// The kernel's inotify limits and this user's use of them, for the watcher.

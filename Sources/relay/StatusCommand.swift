@@ -1,15 +1,18 @@
 import Foundation
 import ArgumentParser
+import RelayEngine
 import WorkspaceCore
+import WorkspaceSync
 import WorkspaceWatcher
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the workspace, its replica id and locks, and reclaim interrupted writes.",
+        abstract: "Show the workspace, its replica id and locks, runs and conflicts, and reclaim interrupted writes.",
         discussion: """
-            Counts files, lists paths whose lock is held right now, and removes temporary files \
-            left by writers that were killed.
+            Counts files, lists paths whose lock is held right now, the trigger queue, relay runs \
+            by state and open sync conflicts, and removes temporary files left by writers that \
+            were killed.
 
             Examples:
               relay status
@@ -26,6 +29,9 @@ struct StatusCommand: ParsableCommand {
         var workspace: Workspace.Status
         var watcher: Watcher
         struct Watcher: Codable { var running: Bool; var pid: Int32?; var triggers: [String: Int] }
+        /// Relay runs by state (done, running, interrupted, failed, skipped).
+        var runs: [String: Int]
+        var openConflicts: Int
     }
 
     func run() throws {
@@ -33,8 +39,12 @@ struct StatusCommand: ParsableCommand {
         let status = try workspace.status()
         let pid = DaemonLock.runningHolder("watch", in: workspace)
         let counts = try WatchService.queueCounts(workspace: workspace)
+        var runs: [String: Int] = [:]
+        for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
+        let conflicts = FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite")
+            ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         if json {
-            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts)))
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs, openConflicts: conflicts))
         }
         print("Workspace  \(status.root)")
         print("Replica    \(status.replicaID)   (layout \(status.formatVersion))")
@@ -51,6 +61,11 @@ struct StatusCommand: ParsableCommand {
         let order = ["pending", "running", "done", "failed"]
         let queue = order.compactMap { state in counts[state].map { "\($0) \(state)" } }
         print("Triggers   " + (queue.isEmpty ? "none yet" : queue.joined(separator: ", ")))
+        let runStates = ["running", "interrupted", "failed", "done", "skipped"].compactMap { state in runs[state].map { "\($0) \(state)" } }
+        let resumable = (runs["interrupted"] ?? 0) + (runs["failed"] ?? 0)
+        print("Runs       " + (runStates.isEmpty ? "none yet" : runStates.joined(separator: ", "))
+              + (resumable > 0 ? "   (`relay resume --all` continues them)" : ""))
+        print("Conflicts  " + (conflicts == 0 ? "none open" : "\(conflicts) open (`relay conflicts` lists them)"))
     }
 }
 
