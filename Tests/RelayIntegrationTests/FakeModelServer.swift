@@ -18,8 +18,7 @@ final class FakeModelServer: @unchecked Sendable {
     init(port: Int? = nil, delay: Double = 0, log: String) {
         self.port = port ?? Self.freePort()
         self.log = log
-        FileManager.default.createFile(atPath: log, contents: nil)
-        _ = delay
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         self.delay = delay
     }
 

@@ -282,6 +282,8 @@ final class RunExecutor: @unchecked Sendable {
         requestRecord.agent = agent.id
         requestRecord.messages = request.messages
         requestRecord.tools = request.tools.map(\.name)
+        requestRecord.toolDefinitions = request.tools.isEmpty ? nil : request.tools
+        requestRecord.maxTokens = request.options.maxTokens
         requestRecord.requestHash = hash
         try journal?.append(requestRecord, sync: false)
 

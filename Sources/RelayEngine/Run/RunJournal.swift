@@ -24,6 +24,9 @@ public struct JournalRecord: Sendable, Codable, Equatable {
     // request
     public var messages: [ChatMessage]?
     public var tools: [String]?
+    /// The tools as offered (schemas included) and the reply limit: the whole request.
+    public var toolDefinitions: [ToolDefinition]?
+    public var maxTokens: Int?
     public var requestHash: String?
     // response
     public var text: String?

@@ -121,7 +121,11 @@ guard let parts = URLComponents(string: baseURL), let port = parts.port, {
     exit(0)
 }
 let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-let local = try ModelFactory.make(ModelConfiguration.localDefault, logger: logger)
+// Temperature 0: the same request gets the same reply, so the direct re-send below produces the
+// same tokens and the two wall times compare like for like.
+var localConfiguration = ModelConfiguration.localDefault
+localConfiguration.temperature = 0
+let local = try ModelFactory.make(localConfiguration, logger: logger)
 let (workspace, base) = try scratchWorkspace(durable: true)
 defer { try? FileManager.default.removeItem(atPath: base) }
 let embeddedRoster = WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" }!
@@ -140,12 +144,15 @@ for turn in 0..<turns {
     let journal = try String(contentsOfFile: base + "/.relay/runs/\(manifest.id)/journal.jsonl", encoding: .utf8)
     let requests = try journal.split(separator: "\n").map { try JSONDecoder().decode(JournalRecord.self, from: Data($0.utf8)) }.filter { $0.type == .request }
     let directStart = ContinuousClock.now
-    for record in requests {
-        var request = ModelRequest(messages: record.messages ?? [])
-        request.options.maxTokens = 512
-        _ = try await local.complete(request)
+    let responses = try journal.split(separator: "\n").map { try JSONDecoder().decode(JournalRecord.self, from: Data($0.utf8)) }.filter { $0.type == .response }
+    var sameReplies = 0
+    for (index, record) in requests.enumerated() {
+        // The request exactly as the engine sent it (the journal holds it whole).
+        let request = ModelRequest(messages: record.messages ?? [], tools: record.toolDefinitions ?? [], options: ModelOptions(maxTokens: record.maxTokens))
+        let reply = try await local.complete(request)
+        if index < responses.count, reply.text == responses[index].text ?? "" { sameReplies += 1 }
     }
     let direct = seconds(ContinuousClock.now - directStart)
-    print(String(format: "  turn %d: wall %.2f s = model %.2f s + engine %.3f s (%.2f%%) · %d model calls · the same %d requests sent directly: %.2f s (ratio %.2f)",
-                 turn + 1, wall, model, wall - model, (wall - model) / wall * 100, requests.count, requests.count, direct, wall / direct))
+    print(String(format: "  turn %d: wall %.2f s = model %.2f s + engine %.3f s (%.2f%%) · %d model calls · the same %d requests sent directly: %.2f s (ratio %.2f; %d of %d replies identical)",
+                 turn + 1, wall, model, wall - model, (wall - model) / wall * 100, requests.count, requests.count, direct, wall / direct, sameReplies, requests.count))
 }
