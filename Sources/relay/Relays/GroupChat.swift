@@ -69,7 +69,23 @@ final class GroupChat: @unchecked Sendable {
 
     // MARK: Events
 
+    /// On a terminal, "… thinking" stands under an agent's name until its first words arrive.
+    private var thinking = false
+
+    private func clearThinking() {
+        guard thinking else { return }
+        thinking = false
+        out("\r\u{1B}[K")
+        atLineStart = true
+    }
+
     private func render(_ event: RelayEvent) {
+        if style == .terminal {
+            switch event {
+            case .textDelta, .toolCall, .agentFinished, .note, .revisionRequested, .final, .error: clearThinking()
+            default: break
+            }
+        }
         if style == .json {
             out(event.json.jsonText + "\n")
             if case .final(let id, let text, _) = event { runID = id; finalText = text }
@@ -98,6 +114,10 @@ final class GroupChat: @unchecked Sendable {
             out("\n")
             atLineStartForBody = true
             lastAgent = agent
+            if style == .terminal {
+                out(paint("   … thinking", dim: true))
+                thinking = true
+            }
         case .textDelta(_, _, let text):
             if style == .terminal { out(body(text)) }
         case .toolCall(_, let id, let tool, let arguments):
