@@ -191,6 +191,31 @@ import Testing
         w.stop()
     }
 
+    @Test func relayWatchResumesAnAskRunKilledBetweenAgentsWhenItStarts() throws {
+        let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        let server = FakeModelServer(delay: 0.4, log: w.scratch.base + "/requests.log")
+        try server.start()
+        let environment = ["RELAY_MODEL_URL": server.baseURL]
+        let ask = try spawn(Binaries.relay, ["ask", "-w", w.root, "Plan a picnic"], environment: environment)
+        let runs = w.path(".relay/runs")
+        func steps() -> Int {
+            guard let id = ((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).sorted().last else { return 0 }
+            return ((try? String(contentsOfFile: runs + "/\(id)/journal.jsonl", encoding: .utf8)) ?? "")
+                .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, steps() < 1 { Thread.sleep(forTimeInterval: 0.01) }
+        killHard(ask)
+        let finishedBefore = steps()
+        #expect(finishedBefore >= 1 && finishedBefore < 4)
+        try w.start(environment: environment)
+        while Date() < deadline.addingTimeInterval(60), steps() < 4 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(steps() == 4, "\(w.log().suffix(2000))")
+        #expect(server.requests.filter { $0.agent == "Paige" }.count == 1, "Paige finished before the kill and is not asked again")
+        #expect(w.log().contains("resuming an interrupted run"))
+        w.stop()
+    }
+
     @Test func whileTheModelServerIsDownATriggeredRunWaitsAndRunsWhenItAnswers() throws {
         let w = try WatchedWorkspace(triggers: Self.templateTriggers)
         let port = FakeModelServer.freePort()
