@@ -87,7 +87,7 @@ public struct RelayEngine: Sendable {
                 return Array((text + (text.isEmpty ? "" : "\n") + manifest.request + "\n").utf8)
             }
         }
-        try store.create(manifest)
+        try store.create(&manifest)
         return manifest
     }
 
@@ -135,16 +135,14 @@ public struct RelayEngine: Sendable {
             }
         }
         (manifest.files, manifest.folders) = listing()
-        try store.create(manifest)
+        try store.create(&manifest)
         return manifest
     }
 
     /// The run started for a trigger ("relay|path|hash"), if any.
     public func run(forTrigger key: String) throws -> RunManifest? {
-        for id in store.ids().reversed() {
-            if let manifest = try? store.manifest(id), manifest.triggerKey == key { return manifest }
-        }
-        return nil
+        guard let id = store.run(forTrigger: key), let manifest = try? store.manifest(id), manifest.triggerKey == key else { return nil }
+        return manifest
     }
 
     private func relayAndRoster(_ name: String?) throws -> (RelayDefinition, Roster, String?) {

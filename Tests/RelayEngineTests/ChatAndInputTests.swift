@@ -78,6 +78,21 @@ import WorkspaceCore
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .skipped)
     }
 
+    @Test func theSameTriggerFindsItsRunAgainInsteadOfStartingASecond() async throws {
+        let scratch = try RelayScratch()
+        try scratch.put("Research/a.md", "Alpacas.\n")
+        let model = StepModel([.text("plan"), .fail(LanguageModelError(.unreachable, "down"))])
+        let engine = scratch.engine(model)
+        let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
+        await #expect(throws: LanguageModelError.self) { try await scratch.run(engine, first.id) }
+        // The daemon crashed and re-queued the trigger: the same run comes back, to be resumed.
+        let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
+        #expect(again.id == first.id)
+        let other = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h2"))
+        #expect(other.id != first.id, "new content is a new run")
+        #expect(try RunStore(workspace: scratch.workspace).summaries().count == 2)
+    }
+
     @Test func invalidUTF8IsSkippedNotSentToTheModel() throws {
         let scratch = try RelayScratch()
         FileManager.default.createFile(atPath: scratch.workspace.root + "/latin1.txt", contents: Data([0x63, 0x61, 0x66, 0xE9, 0x0A]))

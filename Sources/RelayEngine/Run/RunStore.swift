@@ -24,22 +24,58 @@ public struct RunStore: Sendable {
         return formatter.string(from: date) + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
     }
 
-    /// Writes a new run's manifest (atomically, fsynced) before anything else happens.
-    func create(_ manifest: RunManifest) throws {
-        try FileManager.default.createDirectory(atPath: directory(manifest.id), withIntermediateDirectories: true)
+    /// Writes a new run's manifest (atomically, fsynced) before anything else happens. The
+    /// run's folder is created exclusively: should two runs get the same id in the same
+    /// second, the second gets another.
+    func create(_ manifest: inout RunManifest) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var attempts = 0
+        while mkdir(directory(manifest.id), 0o755) != 0 {
+            guard errno == EEXIST, attempts < 100 else {
+                throw RelayError(.io, "cannot create \(directory(manifest.id)): \(String(cString: strerror(errno)))")
+            }
+            attempts += 1
+            manifest.id = String(manifest.id.dropLast(4)) + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        let data = try encoder.encode(manifest)
-        let temporary = directory(manifest.id) + "/.run.json.tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-            throw RelayError(.io, "cannot write \(temporary)")
+        try writeAtomically(directory(manifest.id) + "/run.json", Array(try encoder.encode(manifest)))
+        if let key = manifest.triggerKey {
+            try FileManager.default.createDirectory(atPath: folder + "/by-trigger", withIntermediateDirectories: true)
+            try writeAtomically(folder + "/by-trigger/" + ContentHash(of: key).hex, Array(manifest.id.utf8))
         }
-        let fd = open(temporary, O_RDONLY)
-        if fd >= 0, workspace.durable { fsync(fd) }
-        if fd >= 0 { close(fd) }
-        guard rename(temporary, directory(manifest.id) + "/run.json") == 0 else {
-            throw RelayError(.io, "cannot write the manifest of run \(manifest.id): \(String(cString: strerror(errno)))")
+    }
+
+    private func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RelayError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                close(fd)
+                throw RelayError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            }
+            offset += n
         }
+        if workspace.durable { fsync(fd) }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            throw RelayError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        if workspace.durable {
+            let folder = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folder >= 0 { fsync(folder); close(folder) }
+        }
+    }
+
+    /// The run made for a trigger ("relay|path|hash"), if any.
+    func run(forTrigger key: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: folder + "/by-trigger/" + ContentHash(of: key).hex) else { return nil }
+        let id = String(decoding: data, as: UTF8.self)
+        return FileManager.default.fileExists(atPath: directory(id) + "/run.json") ? id : nil
     }
 
     /// The manifest of run `id` (a unique prefix of an id works too).
@@ -68,7 +104,7 @@ public struct RunStore: Sendable {
 
     func ids() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-            .filter { FileManager.default.fileExists(atPath: folder + "/" + $0 + "/run.json") }.sorted()
+            .filter { $0 != "by-trigger" && FileManager.default.fileExists(atPath: folder + "/" + $0 + "/run.json") }.sorted()
     }
 
     // MARK: The run lock
