@@ -78,7 +78,15 @@ import Testing
         let s = try ScratchWorkspace()
         let server = FakeModelServer(log: s.base + "/requests.log")
         try server.start()
-        #expect(try run(Binaries.relay, ["ask", "-w", s.root, "Llamas?"], environment: ["RELAY_MODEL_URL": server.baseURL]).status == 0)
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Llamas?"], environment: ["RELAY_MODEL_URL": server.baseURL])
+        #expect(ask.status == 0)
+        // --json: one event object per line, from runStarted to final.
+        let events = try ask.text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["event"] as? String
+        }
+        #expect(events.first == "runStarted" && events.last == "final")
+        #expect(events.filter { $0 == "agentStarted" }.count == 4 && events.filter { $0 == "agentFinished" }.count == 4)
+        #expect(events.contains("textDelta"))
         server.stop()
         let id = try #require(newestRun(in: s))
         let replay = try run(Binaries.relay, ["replay", "-w", s.root, String(id.prefix(17)), "--into", s.base + "/replayed"])
