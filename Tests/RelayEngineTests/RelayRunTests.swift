@@ -234,6 +234,39 @@ import WorkspaceCore
         #expect(throws: RelayError.self) { try engine.prepare(ask: "Hi", agent: "Nobody") }
     }
 
+    @Test func twoRunsAnsweringInTheSameChatAtOnceLoseNeitherTurn() async throws {
+        let scratch = try RelayScratch()
+        let slow: StepModel.Step = .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("slow answer"))
+        let first = StepModel([slow, slow, slow, .text("APPROVED one")])
+        let second = StepModel([slow, slow, slow, .text("APPROVED two")])
+        let engineA = scratch.engine(first), engineB = scratch.engine(second)
+        let a = try engineA.prepare(ask: "First question", conversation: "shared")
+        let b = try engineB.prepare(ask: "Second question", conversation: "shared")
+        async let runA: Void = engineA.execute(a.id) { _ in }
+        async let runB: Void = engineB.execute(b.id) { _ in }
+        _ = try await (runA, runB)
+        let chat = try #require(scratch.text("Chats/shared.md"))
+        #expect(chat.contains("<!-- relay:end \(a.id)") && chat.contains("<!-- relay:end \(b.id)"))
+        #expect(chat.contains("APPROVED one") && chat.contains("APPROVED two"))
+        let transcript = try JSONValue(parsing: try #require(scratch.text("Chats/shared.json")))
+        #expect(transcript["messages"]?.arrayValue?.count == 10)
+    }
+
+    @Test func anAgentsModelFieldAsksThatModel() async throws {
+        let scratch = try RelayScratch(roster: RelayScratch.roster.replacingOccurrences(of: #""systemPrompt": "You are Wren. Write.", "order": 2,"#,
+                                                                                         with: #""systemPrompt": "You are Wren. Write.", "order": 2, "model": "bigger-model","#))
+        let asked = EventBox()
+        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let engine = RelayEngine(workspace: scratch.workspace, models: ModelProvider(description: "test") { name in
+            asked.add(.note(name ?? "default"))
+            return model
+        })
+        let manifest = try engine.prepare(ask: "Llamas?")
+        try await scratch.run(engine, manifest.id)
+        #expect(asked.events.contains(.note("bigger-model")))
+        #expect(asked.events.contains(.note("default")))
+    }
+
     @Test func updateContextReplacesOnlyItsSection() {
         let text = "# Context\n\nIntro.\n\n## Decisions\n\nold decision\n\n### Detail\n\nkept? no, part of it\n\n## People\n\nAda\n"
         let updated = AgentToolbox.replacingSection(in: text, heading: "Decisions", content: "new decision")

@@ -33,6 +33,13 @@ import Testing
         #expect(steps(s, id) >= 2 && steps(s, id) < 4, "killed between agents")
         let finishedBeforeKill = steps(s, id)
 
+        // Whatever the kill interrupted, the transcript is whole JSON with whole messages.
+        let transcriptPath = s.path("Chats/\(Self.today())-tell-me-about-llamas.json")
+        if let data = FileManager.default.contents(atPath: transcriptPath) {
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let messages = try #require(object["messages"] as? [[String: Any]])
+            #expect(messages.allSatisfy { ($0["text"] as? String)?.hasSuffix("camelids.") == true || ($0["text"] as? String)?.hasSuffix("Andes.") == true || $0["role"] as? String == "user" })
+        }
         let listed = try run(Binaries.relay, ["runs", "-w", s.root, "--json"], environment: environment)
         #expect(listed.text.contains("\"state\":\"interrupted\""), "\(listed.text)")
 
