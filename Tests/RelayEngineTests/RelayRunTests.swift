@@ -267,6 +267,28 @@ import WorkspaceCore
         #expect(asked.events.contains(.note("default")))
     }
 
+    @Test func theEventStreamRunsFromRunStartedToFinalAndEndsWithTheErrorWhenTheModelFails() async throws {
+        let scratch = try RelayScratch()
+        let engine = scratch.engine(StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")]))
+        let manifest = try engine.prepare(ask: "Llamas?")
+        var kinds: [String] = []
+        for try await event in engine.run(manifest.id) { kinds.append(event.json["event"]?.stringValue ?? "?") }
+        #expect(kinds.first == "runStarted" && kinds.last == "final")
+        #expect(kinds.filter { $0 == "agentStarted" }.count == 4)
+        #expect(kinds.filter { $0 == "textDelta" }.count >= 4)
+
+        let failing = scratch.engine(StepModel([.text("plan"), .fail(LanguageModelError(.httpStatus, "HTTP 500 from the server", status: 500))]))
+        let second = try failing.prepare(ask: "Again?")
+        var last: RelayEvent?
+        do {
+            for try await event in failing.run(second.id) { last = event }
+            Issue.record("the stream should end with the model's error")
+        } catch let error as LanguageModelError {
+            #expect(error.status == 500)
+        }
+        #expect(last == .error(runID: second.id, message: "HTTP 500 from the server"))
+    }
+
     @Test func updateContextReplacesOnlyItsSection() {
         let text = "# Context\n\nIntro.\n\n## Decisions\n\nold decision\n\n### Detail\n\nkept? no, part of it\n\n## People\n\nAda\n"
         let updated = AgentToolbox.replacingSection(in: text, heading: "Decisions", content: "new decision")
