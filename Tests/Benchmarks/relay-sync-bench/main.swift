@@ -34,7 +34,11 @@ func timed(_ command: String, environment: [String: String] = [:]) -> Double {
     return now() - start
 }
 
-func bytes(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: 0...255) }) }
+func bytes(_ count: Int) -> Data {
+    var generator = SystemRandomNumberGenerator()
+    var words = (0..<(count + 7) / 8).map { _ in generator.next() as UInt64 }
+    return Data(bytes: &words, count: count)
+}
 func text(_ count: Int, seed: Int) -> Data {
     let words = ["llama", "alpaca", "relay", "agent", "context", "journal", "research", "notes", "sync", "merge"]
     var result = ""
