@@ -7,12 +7,14 @@ import WorkspaceSync
 final class SyncProgressDisplay {
     let enabled: Bool
     let terminal: Bool
-    private var lastDrawn = Date.distantPast
+    /// A log's first line comes after one interval, not at the start.
+    private var lastDrawn: Date
     private var printedAny = false
 
     init(enabled: Bool, terminal: Bool) {
         self.enabled = enabled
         self.terminal = terminal
+        lastDrawn = terminal ? .distantPast : Date()
     }
 
     func show(_ progress: SyncProgress) {

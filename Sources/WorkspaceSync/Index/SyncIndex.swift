@@ -158,7 +158,14 @@ public final class SyncIndex {
     /// Returns how many paths changed.
     @discardableResult
     public func refresh() throws -> Int {
-        let known = try entries()
+        var entries = try self.entries()
+        return try refresh(&entries)
+    }
+
+    /// `refresh()` on entries already read (`entries()`), which it brings up to date: the sync
+    /// reads its index once.
+    public func refresh(_ current: inout [String: Entry]) throws -> Int {
+        let known = current
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
         var seen = Set<String>()
         var changed = 0
@@ -186,6 +193,7 @@ public final class SyncIndex {
                     changed += 1
                 }
                 try put(entry)
+                current[path] = entry
             }
             for (path, entry) in known where !entry.deleted && !seen.contains(path) {
                 var tombstone = entry
@@ -194,6 +202,7 @@ public final class SyncIndex {
                 tombstone.vector.increment(replica)
                 tombstone.scanned = now
                 try put(tombstone)
+                current[path] = tombstone
                 changed += 1
             }
             _ = try objects.commit()

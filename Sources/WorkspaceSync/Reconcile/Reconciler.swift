@@ -103,8 +103,10 @@ public final class Reconciler {
         var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
         var summary = SyncSummary()
         // The peer's paths are untrusted: check each against our sandbox before anything else.
+        // Paths our own index holds came from our own walk or passed this check before (and
+        // every write checks its path again).
         if let localEndpoint = local as? LocalEndpoint {
-            for path in b.entries.keys.sorted() {
+            for path in b.entries.keys.sorted() where a.entries[path] == nil {
                 do { try localEndpoint.check(path) } catch let error as EndpointError {
                     summary.refused.append(path)
                     b.entries.removeValue(forKey: path)

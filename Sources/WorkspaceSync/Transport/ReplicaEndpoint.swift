@@ -95,8 +95,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func refresh() throws -> [String: SyncIndex.Entry] {
-        try index.refresh()
-        return try index.entries()
+        var entries = try index.entries()
+        try index.refresh(&entries)
+        return entries
     }
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.
