@@ -86,6 +86,15 @@ public final class SyncIndex {
               vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7))
     }
 
+    /// Every merge base recorded with `peer`, path → hash.
+    public func bases(peer: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for (path, hash) in try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) }) {
+            result[path] = hash
+        }
+        return result
+    }
+
     public func base(peer: String, path: String) throws -> String? {
         try statement("SELECT hash FROM bases WHERE peer = ?1 AND path = ?2").rows([.text(peer), .text(path)]) { $0.text(0) }.first
     }
@@ -172,9 +181,7 @@ public final class SyncIndex {
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         try transaction {
-            for listed in try workspace.list(".", recursive: true) where listed.kind == .file && !Self.isExcluded(listed.path) {
-                let path = listed.path
-                guard let stamp = workspace.stamp(ofFileAt: path) else { continue }
+            for (path, stamp) in try workspace.fileStamps() where !Self.isExcluded(path) {
                 seen.insert(path)
                 let old = known[path]
                 if let old, !old.deleted, old.stamp == stamp,

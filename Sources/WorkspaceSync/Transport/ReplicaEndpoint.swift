@@ -153,10 +153,18 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try index.put(entry)
     }
 
-    public func base(peer: String, path: String) throws -> String? { try index.base(peer: peer, path: path) }
+    /// The merge bases with each peer, read in one query the first time a sync asks: the sync
+    /// asks for every path.
+    private var bases: [String: [String: String]] = [:]
+
+    public func base(peer: String, path: String) throws -> String? {
+        if bases[peer] == nil { bases[peer] = try index.bases(peer: peer) }
+        return bases[peer]?[path]
+    }
 
     public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
         try index.setBase(peer: peer, path: path, hash: hash)
+        bases[peer]?[path] = hash
         if let content, MergeKind.of(path) != .binary { try batch.storeObject(content) }
     }
 
