@@ -41,3 +41,7 @@ int relay_ofd_is_locked(int fd) {
     if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return -1;
     return fl.l_type == F_UNLCK ? 0 : 1;
 }
+
+int relay_syncfs(int fd) {
+    return syncfs(fd);
+}

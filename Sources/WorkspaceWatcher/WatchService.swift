@@ -18,9 +18,10 @@ public actor WatchService {
         public var tick: Duration = .milliseconds(10)
         /// How long running commands get to finish when the service stops.
         public var shutdownGrace: Duration = .seconds(10)
-        /// Called (on the service's actor) after settled changes were recorded — people's and
-        /// Relay's alike, not those that only touched a file. `relay watch` uses it to sync.
-        public var changesRecorded: (@Sendable () -> Void)?
+        /// Called (on the service's actor) with the paths of settled changes just recorded —
+        /// people's and Relay's alike, not those that only touched a file. `relay watch` uses
+        /// it to sync and to fold Syncthing's conflict copies.
+        public var changesRecorded: (@Sendable ([String]) -> Void)?
         /// Test hook: stall the inotify reader when a file named `relay-test-stall` appears, so the
         /// kernel queue overflows.
         public var stallReaderAfterFirstEvent: Duration?
@@ -160,7 +161,7 @@ public actor WatchService {
         }
         if !fresh.isEmpty { queueMayHaveWork = true }
         if changes.contains(where: { $0.record.hash != index?[$0.path]?.hash }) || !removedFiles.isEmpty || !removedFolders.isEmpty {
-            options.changesRecorded?()
+            options.changesRecorded?(changes.map(\.path) + removedFiles + removedFolders)
         }
         // Everything written before a cookie has now been handled: say so by removing it.
         for cookie in cookies { unlink(workspace.root + "/" + cookie) }

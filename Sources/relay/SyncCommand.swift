@@ -64,15 +64,10 @@ struct SyncCommand: ParsableCommand {
         settings.dryRun = dryRun
         settings.force = force
         if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
-        let showProgress = !json && isatty(2) == 1
+        let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)
         let summary: SyncSummary
         do {
-            summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run { done, total in
-                guard showProgress, total > 0, done % 50 == 0 || done == total else { return }
-                let width = 30, filled = width * done / total
-                Terminal.standardError("\r  [" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "] \(done)/\(total) paths")
-                if done == total { Terminal.standardError("\n") }
-            }
+            summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         } catch let error as SyncError {
             throw CommandFailure(message: error.message)
         }

@@ -49,9 +49,15 @@ struct WatchCommand: AsyncParsableCommand {
         if let stall = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_STALL_MS"].flatMap(Int.init) {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
         }
-        if let syncer = try PeerSyncer.configured(for: workspace, logger: logger) {
-            serviceOptions.changesRecorded = { syncer.changed() }
+        let syncer = try PeerSyncer.configured(for: workspace, logger: logger)
+        if let syncer {
             logger.notice("will sync after changes", metadata: ["relay.peers": "\(syncer.peers.joined(separator: ", "))"])
+        }
+        let folder = SyncthingFolder(workspace: workspace, logger: logger)
+        folder.foldAtStart()
+        serviceOptions.changesRecorded = { paths in
+            syncer?.changed()
+            folder.changed(paths)
         }
         let keeper = RosterKeeper { warning in logger.warning("\(warning)") }
         let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace), logger: logger, rosterKeeper: keeper)

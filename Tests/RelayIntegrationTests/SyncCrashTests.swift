@@ -58,4 +58,83 @@ struct SyncCrashTests {
         for line in appended { #expect(everything.contains(line + "\n"), "lost \(line)") }
         #expect(a.temporaries().isEmpty && b.temporaries().isEmpty)
     }
+
+    /// Three replicas, syncs between random pairs SIGKILLed mid-apply while all three append.
+    @Test func threeReplicasSyncedInRandomPairsAndKilledMidApplyConvergeWithNothingTornOrLost() throws {
+        let replicas = try (0..<3).map { _ in try ScratchWorkspace() }
+        let names = ["a", "b", "c"]
+        var seed = UInt64.random(in: 1...UInt64.max)
+        let printedSeed = seed
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var blobs: [String: String] = [:]
+        for i in 0..<150 {
+            let blob = String(repeating: "payload \(i) ", count: 1 + i * 13 % 1500)
+            try FileManager.default.createDirectory(atPath: replicas[i % 3].path("Research"), withIntermediateDirectories: true)
+            try blob.write(toFile: replicas[i % 3].path("Research/blob-\(i).txt"), atomically: false, encoding: .utf8)
+            blobs["Research/blob-\(i).txt"] = blob
+        }
+        var appended: [String] = []
+        func appendLine(_ scratch: ScratchWorkspace, _ file: String, _ line: String) throws {
+            let path = scratch.path(file)
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let old = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            try (old + line + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+            appended.append(line)
+        }
+        var kills = 0
+        for round in 0..<30 {
+            for (k, replica) in replicas.enumerated() where next(2) == 0 {
+                try appendLine(replica, "Journal/user/2026-11-22.md", "- round \(round) from \(names[k])")
+            }
+            try appendLine(replicas[next(3)], "Research/log-\(round % 3).md", "- round \(round) note")
+            let from = next(3), to = (from + 1 + next(2)) % 3
+            let sync = try spawn(Binaries.relay, ["sync", "-w", replicas[from].root, "--force", replicas[to].root])
+            Thread.sleep(forTimeInterval: Double(next(60)) / 1000)
+            if sync.isRunning { kills += 1 }
+            killHard(sync)
+            for (k, replica) in replicas.enumerated() {
+                for (path, blob) in blobs {
+                    if let copy = replica.contents(path) {
+                        #expect(copy == blob, "seed \(printedSeed): torn \(path) on \(names[k]) after kill \(round)")
+                    }
+                }
+            }
+        }
+        #expect(kills > 5, "seed \(printedSeed): the kills came too late to prove anything")
+        for _ in 0..<3 {
+            for (x, y) in [(0, 1), (1, 2), (0, 2)] {
+                let result = try run(Binaries.relay, ["sync", "-w", replicas[x].root, "--force", replicas[y].root])
+                #expect(result.status == 0, "seed \(printedSeed): \(result.standardError)")
+            }
+        }
+        for (x, y) in [(0, 1), (1, 2), (0, 2)] {
+            let final = try run(Binaries.relay, ["sync", "-w", replicas[x].root, "--json", replicas[y].root])
+            #expect(try JSONDecoder().decode(SyncSummary.self, from: final.standardOutput).transferred == 0,
+                    "seed \(printedSeed): \(names[x])–\(names[y]) did not converge")
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: replicas[0].root).filter { !$0.hasPrefix(".relay") }.filter { file in
+            var isFolder: ObjCBool = false
+            FileManager.default.fileExists(atPath: replicas[0].path(file), isDirectory: &isFolder)
+            return !isFolder.boolValue
+        }
+        for other in replicas.dropFirst() {
+            let theirs = try FileManager.default.subpathsOfDirectory(atPath: other.root).filter { !$0.hasPrefix(".relay") }.filter { file in
+                var isFolder: ObjCBool = false
+                FileManager.default.fileExists(atPath: other.path(file), isDirectory: &isFolder)
+                return !isFolder.boolValue
+            }
+            #expect(Set(theirs) == Set(files), "seed \(printedSeed): the replicas hold different paths")
+            for file in files {
+                #expect(FileManager.default.contents(atPath: replicas[0].path(file)) == FileManager.default.contents(atPath: other.path(file)),
+                        "seed \(printedSeed): \(file) differs")
+            }
+        }
+        for (path, blob) in blobs { #expect(replicas[0].contents(path) == blob, "seed \(printedSeed): \(path) lost or torn") }
+        let everything = files.compactMap { replicas[0].contents($0) }.joined()
+        for line in appended { #expect(everything.contains(line + "\n"), "seed \(printedSeed): lost \(line)") }
+        for replica in replicas { #expect(replica.temporaries().isEmpty && replica.temporaries(in: "Research").isEmpty) }
+    }
 }

@@ -212,6 +212,30 @@ struct WatcherTests {
         w.stop()
     }
 
+    @Test func theDaemonFoldsSyncthingConflictCopiesAtStartAndWhenTheyArrive() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("Research/**")])
+        // A copy Syncthing left while the daemon was down: the same journal day started on
+        // two machines.
+        try w.write("Journal/user/2026-11-22.md", "- 09:00 desktop\n")
+        try w.write("Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md", "- 09:05 laptop\n")
+        try w.start()
+        let deadline = Date().addingTimeInterval(30)
+        while w.scratch.contents("Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md") != nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let journal = w.scratch.contents("Journal/user/2026-11-22.md") ?? ""
+        #expect(journal.contains("- 09:00 desktop\n") && journal.contains("- 09:05 laptop\n"), "\(journal)\n\(w.log().suffix(1500))")
+        // One that arrives while it runs: the agents' journal of the next day, on both sides.
+        try w.write("Journal/agent/2026-11-23.md", "# 2026-11-23\n- desktop agent\n")
+        let copy = "Journal/agent/2026-11-23.sync-conflict-20261123-111500-ABCDEF1.md"
+        try w.write(copy, "# 2026-11-23\n- laptop agent\n")
+        while w.scratch.contents(copy) != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let day = w.scratch.contents("Journal/agent/2026-11-23.md") ?? ""
+        #expect(w.scratch.contents(copy) == nil, "the copy is still there: \(w.log().suffix(1500))")
+        #expect(day.contains("- desktop agent\n") && day.contains("- laptop agent\n"), "\(day)")
+        w.stop()
+    }
+
     @Test func theFirstStartTakesExistingFilesAsTheBaseline() throws {
         let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("Research/**")])
         try w.write("Research/already-here.md", "old notes\n")

@@ -177,6 +177,21 @@ struct ReconcileScenarioTests {
         #expect(a.tree() == b.tree() && b.tree() == c.tree())
     }
 
+    @Test func progressCountsEveryPathAndTheFilesAndBytesMoved() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("Research/one.md", "12345\n")              // 6 bytes
+        try a.write("Research/two.bin", String(repeating: "x", count: 100))
+        try b.write("notes/three.txt", "abc\n")                // 4 bytes, the other way
+        var reports: [SyncProgress] = []
+        let summary = try Reconciler(local: a.workspace, peer: b.workspace).run { reports.append($0) }
+        let last = try #require(reports.last)
+        #expect(last.finished && last.pathsTotal == 4, "context.md and the three new files: \(last)")
+        #expect(last.files == 3 && last.bytes == 110 && summary.bytes == 110)
+        #expect(reports.count == last.pathsTotal + 1, "one report per path and one at the end")
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.pathsDone < $1.pathsDone && $0.files <= $1.files && $0.bytes <= $1.bytes })
+    }
+
     @Test func aMassDeletionNeedsForce() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

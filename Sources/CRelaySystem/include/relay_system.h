@@ -23,4 +23,7 @@ int relay_ofd_unlock(int fd);
 /// -1 with errno on failure.
 int relay_ofd_is_locked(int fd);
 
+/// syncfs(2): flushes the whole file system that holds fd. Returns 0 or -1 with errno.
+int relay_syncfs(int fd);
+
 #endif

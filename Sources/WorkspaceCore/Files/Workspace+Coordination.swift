@@ -21,7 +21,7 @@ extension Workspace {
         return try body(lock)
     }
 
-    private func recoverInterrupted(_ lock: CoordinatedLock, path: ResolvedPath) {
+    func recoverInterrupted(_ lock: CoordinatedLock, path: ResolvedPath) {
         guard let intent = lock.pendingIntent() else { return }
         switch intent {
         case .temporary(let name):

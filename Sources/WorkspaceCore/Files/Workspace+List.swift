@@ -27,7 +27,26 @@ extension Workspace {
             return [Self.entry(target.relative, info)]
         }
         var entries: [Entry] = []
-        var folders = [target.relative]
+        try walk(from: target.relative, recursive: recursive) { relative, info in
+            entries.append(Self.entry(relative, info))
+        }
+        return entries.sorted { $0.path < $1.path }
+    }
+
+    /// The stamp of every regular file under the root (not `.relay/`, not temporaries), from
+    /// one `lstat` each: what the sync index's refresh compares with what it recorded.
+    public func fileStamps() throws -> [(path: String, stamp: FileStamp)] {
+        var result: [(path: String, stamp: FileStamp)] = []
+        try walk(from: "", recursive: true) { relative, info in
+            if FileKind(info.st_mode) == .regular { result.append((relative, FileStamp(FileIdentity(info)))) }
+        }
+        return result
+    }
+
+    /// Visits every entry under the folder `start` (relative; "" is the root) with its `lstat`,
+    /// descending into folders when `recursive`, skipping `.relay/` and temporary files.
+    private func walk(from start: String, recursive: Bool, _ visit: (String, stat) -> Void) throws {
+        var folders = [start]
         while let folder = folders.popLast() {
             let absolute = layout.absolute(folder)
             let names: [String]
@@ -35,7 +54,7 @@ extension Workspace {
             case .success(let found): names = found
             // A folder below the one asked for that vanished (or became a file) mid-walk: a
             // busy workspace changes while it is listed; skip it rather than fail the listing.
-            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory) where folder != target.relative: continue
+            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory) where folder != start: continue
             case .failure(let errno): throw WorkspaceError.system(errno, "list", path: folder.isEmpty ? "." : folder)
             }
             for name in names {
@@ -43,12 +62,10 @@ extension Workspace {
                 if WorkspaceLayout.isTemporaryName(name) { continue }
                 let relative = folder.isEmpty ? name : folder + "/" + name
                 guard case .success(let child) = Syscall.lstat(layout.absolute(relative)) else { continue }
-                let entry = Self.entry(relative, child)
-                entries.append(entry)
-                if recursive && entry.kind == .folder { folders.append(relative) }
+                visit(relative, child)
+                if recursive && FileKind(child.st_mode) == .directory { folders.append(relative) }
             }
         }
-        return entries.sorted { $0.path < $1.path }
     }
 
     static func entry(_ relative: String, _ info: stat) -> Entry {

@@ -94,6 +94,12 @@ enum Syscall {
         retrying { Glibc.fsync(fd) }.map { _ in () }
     }
 
+    /// The corresponding C function is `syncfs`: flushes every dirty file and folder of the
+    /// file system that holds `fd`, in one journal commit.
+    static func syncfs(_ fd: CInt) -> Result<Void, Errno> {
+        retrying { relay_syncfs(fd) }.map { _ in () }
+    }
+
     /// The corresponding C function is `ftruncate`.
     static func ftruncate(_ fd: CInt, _ length: Int) -> Result<Void, Errno> {
         retrying { Glibc.ftruncate(fd, off_t(length)) }.map { _ in () }

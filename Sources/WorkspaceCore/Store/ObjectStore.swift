@@ -36,6 +36,34 @@ public struct ObjectStore: Sendable {
         return hash
     }
 
+    /// Writes `bytes` to a temporary file in the store, not flushed: `WriteBatch` flushes the
+    /// file system once and then `place`s it.
+    func writeTemporary(_ bytes: [UInt8]) throws -> String {
+        try ensureFolder()
+        let temporary = folder + "/" + WorkspaceLayout.temporaryPrefix + "object-" + randomSuffix()
+        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444).orThrow("create", path: temporary)
+        defer { Syscall.close(fd) }
+        do {
+            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: temporary) }
+        } catch {
+            _ = Syscall.unlink(temporary)
+            throw error
+        }
+        return temporary
+    }
+
+    /// Names a temporary from `writeTemporary` by its hash (the caller made its bytes durable).
+    func place(_ temporary: String, hash: ContentHash) throws {
+        if contains(hash) {
+            _ = Syscall.unlink(temporary)
+            return
+        }
+        if case .failure(let errno) = Syscall.rename(temporary, path(of: hash)) {
+            _ = Syscall.unlink(temporary)
+            throw WorkspaceError.system(errno, "store version", path: temporary)
+        }
+    }
+
     /// Moves an existing file (a displaced version that already sits on this file system) into
     /// the store without copying its bytes. `hash` must be the hash of its content.
     func adopt(_ file: String, hash: ContentHash) throws {

@@ -30,6 +30,19 @@ public final class SyncIndex {
     let database: SQLiteDatabase
     public let workspace: Workspace
     public let replica: String
+    /// When on, writes go into one open transaction until `commitWrites()` (a sync commits
+    /// once per batch of files instead of once per row); when off, each write commits alone.
+    public var batchesWrites = false
+    private var inTransaction = false
+    private var statements: [String: SQLiteDatabase.Statement] = [:]
+
+    /// A prepared statement, compiled once per connection.
+    private func statement(_ sql: String) throws -> SQLiteDatabase.Statement {
+        if let prepared = statements[sql] { return prepared }
+        let prepared = try database.prepare(sql)
+        statements[sql] = prepared
+        return prepared
+    }
 
     /// How close to a scan a modification time may be before the stamp cannot be trusted
     /// (kernel timestamps move in ticks of up to 10 ms).
@@ -63,7 +76,7 @@ public final class SyncIndex {
     }
 
     public func entry(_ path: String) throws -> Entry? {
-        try database.prepare("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files WHERE path = ?1")
+        try statement("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files WHERE path = ?1")
             .rows([.text(path)], Self.entry).first
     }
 
@@ -73,14 +86,24 @@ public final class SyncIndex {
               vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7))
     }
 
+    /// Every merge base recorded with `peer`, path → hash.
+    public func bases(peer: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for (path, hash) in try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) }) {
+            result[path] = hash
+        }
+        return result
+    }
+
     public func base(peer: String, path: String) throws -> String? {
-        try database.prepare("SELECT hash FROM bases WHERE peer = ?1 AND path = ?2").rows([.text(peer), .text(path)]) { $0.text(0) }.first
+        try statement("SELECT hash FROM bases WHERE peer = ?1 AND path = ?2").rows([.text(peer), .text(path)]) { $0.text(0) }.first
     }
 
     // MARK: Writing
 
     public func put(_ entry: Entry) throws {
-        try database.prepare("""
+        try willWrite()
+        try statement("""
             INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
                 vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned
@@ -90,11 +113,13 @@ public final class SyncIndex {
     }
 
     public func setBase(peer: String, path: String, hash: String) throws {
-        try database.prepare("INSERT INTO bases (peer, path, hash) VALUES (?1, ?2, ?3) ON CONFLICT(peer, path) DO UPDATE SET hash = excluded.hash")
+        try willWrite()
+        try statement("INSERT INTO bases (peer, path, hash) VALUES (?1, ?2, ?3) ON CONFLICT(peer, path) DO UPDATE SET hash = excluded.hash")
             .run([.text(peer), .text(path), .text(hash)])
     }
 
     public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
+        try willWrite()
         try database.prepare("INSERT INTO conflicts (path, copy, time, kept, copied) VALUES (?1, ?2, ?3, ?4, ?5)")
             .run([.text(path), .text(copy), .integer(Int64(Date().timeIntervalSince1970)), .text(kept), .text(copied)])
     }
@@ -106,7 +131,26 @@ public final class SyncIndex {
         }.filter { workspace.stamp(ofFileAt: $0.1) != nil }
     }
 
-    public func transaction<T>(_ body: () throws -> T) throws -> T { try database.transaction(body) }
+    /// Runs `body` in one transaction (inside the open batch, when there is one).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if inTransaction { return try body() }
+        inTransaction = true
+        defer { inTransaction = false }
+        return try database.transaction(body)
+    }
+
+    private func willWrite() throws {
+        guard batchesWrites, !inTransaction else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        inTransaction = true
+    }
+
+    /// Commits the writes batched since the last commit.
+    public func commitWrites() throws {
+        guard batchesWrites, inTransaction else { return }
+        try database.execute("COMMIT")
+        inTransaction = false
+    }
 
     // MARK: Refresh
 
@@ -123,14 +167,21 @@ public final class SyncIndex {
     /// Returns how many paths changed.
     @discardableResult
     public func refresh() throws -> Int {
-        let known = try entries()
+        var entries = try self.entries()
+        return try refresh(&entries)
+    }
+
+    /// `refresh()` on entries already read (`entries()`), which it brings up to date: the sync
+    /// reads its index once.
+    public func refresh(_ current: inout [String: Entry]) throws -> Int {
+        let known = current
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
         var seen = Set<String>()
         var changed = 0
+        // New versions of mergeable files go to the store with one flush for all of them.
+        let objects = WriteBatch(workspace, operation: "sync-index")
         try transaction {
-            for listed in try workspace.list(".", recursive: true) where listed.kind == .file && !Self.isExcluded(listed.path) {
-                let path = listed.path
-                guard let stamp = workspace.stamp(ofFileAt: path) else { continue }
+            for (path, stamp) in try workspace.fileStamps() where !Self.isExcluded(path) {
                 seen.insert(path)
                 let old = known[path]
                 if let old, !old.deleted, old.stamp == stamp,
@@ -144,11 +195,12 @@ public final class SyncIndex {
                     entry.deleted = false
                     entry.vector.increment(replica)
                     if MergeKind.of(path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
-                        try workspace.objects.store(bytes)
+                        try objects.storeObject(bytes)
                     }
                     changed += 1
                 }
                 try put(entry)
+                current[path] = entry
             }
             for (path, entry) in known where !entry.deleted && !seen.contains(path) {
                 var tombstone = entry
@@ -157,8 +209,10 @@ public final class SyncIndex {
                 tombstone.vector.increment(replica)
                 tombstone.scanned = now
                 try put(tombstone)
+                current[path] = tombstone
                 changed += 1
             }
+            _ = try objects.commit()
         }
         return changed
     }

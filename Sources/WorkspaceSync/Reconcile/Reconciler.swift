@@ -19,6 +19,17 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var transferred: Int { copied + merged + deleted }
 }
 
+/// How far a sync has come: paths looked at, and files and bytes moved so far.
+public struct SyncProgress: Sendable, Equatable {
+    public var pathsDone: Int
+    public var pathsTotal: Int
+    /// Files copied, merged or deleted so far (on either side).
+    public var files: Int
+    /// Bytes of the files copied and merged so far.
+    public var bytes: Int
+    public var finished: Bool { pathsDone == pathsTotal }
+}
+
 /// Why a sync stopped before changing anything.
 public struct SyncError: Error, CustomStringConvertible {
     public var message: String
@@ -42,13 +53,26 @@ public final class Reconciler {
         public var force = false
         /// More than this share of a replica's files deleted at once is a mass deletion.
         public var massDeletionShare = 0.5
+        /// Copies are installed in batches of this many files (or `batchBytes`), each made
+        /// durable with two file-system flushes and recorded in one index transaction.
+        public var batchFiles = 1_000
+        public var batchBytes = 32 * 1024 * 1024
         public init() {}
+    }
+
+    /// A copy staged on `target`, waiting for its batch to be flushed.
+    struct PendingCopy {
+        var path: String
+        var hash: String
+        var bytes: Int
     }
 
     struct Side {
         var endpoint: ReplicaEndpoint
         var entries: [String: SyncIndex.Entry]
         var name: String
+        var pending: [PendingCopy] = []
+        var pendingBytes = 0
         var replica: String { endpoint.replica }
     }
 
@@ -70,8 +94,8 @@ public final class Reconciler {
         self.init(local: try LocalEndpoint(workspace: local), peer: try LocalEndpoint(workspace: peer), options: options, logger: logger)
     }
 
-    /// Runs one reconciliation. `progress` gets (paths done, paths to do) as it goes.
-    public func run(progress: (Int, Int) -> Void = { _, _ in }) throws -> SyncSummary {
+    /// Runs one reconciliation. `progress` is called before each path and once at the end.
+    public func run(progress: (SyncProgress) -> Void = { _ in }) throws -> SyncSummary {
         guard local.replica != peer.replica else {
             throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
         }
@@ -79,8 +103,10 @@ public final class Reconciler {
         var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
         var summary = SyncSummary()
         // The peer's paths are untrusted: check each against our sandbox before anything else.
+        // Paths our own index holds came from our own walk or passed this check before (and
+        // every write checks its path again).
         if let localEndpoint = local as? LocalEndpoint {
-            for path in b.entries.keys.sorted() {
+            for path in b.entries.keys.sorted() where a.entries[path] == nil {
                 do { try localEndpoint.check(path) } catch let error as EndpointError {
                     summary.refused.append(path)
                     b.entries.removeValue(forKey: path)
@@ -91,24 +117,60 @@ public final class Reconciler {
         let paths = Set(a.entries.keys).union(b.entries.keys).sorted()
         try guardMassDeletion(a, b, paths: paths)
 
-        for (done, path) in paths.enumerated() {
-            progress(done, paths.count)
-            do {
-                try reconcile(path, &a, &b, &summary)
-            } catch let error as EndpointError {
-                switch error {
-                case .changed:
-                    summary.skipped.append(path)
-                    logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)"])
-                case .refused:
-                    summary.refused.append(path)
-                case .transport:
-                    throw SyncError(message: "\(error)")
+        do {
+            for (done, path) in paths.enumerated() {
+                progress(SyncProgress(pathsDone: done, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
+                do {
+                    try reconcile(path, &a, &b, &summary)
+                    if a.isFull(options) || b.isFull(options) { try flush(&a, &b, &summary) }
+                } catch let error as EndpointError {
+                    try handle(error, path: path, &summary)
                 }
             }
+            try flush(&a, &b, &summary)
+        } catch {
+            // What is already installed is recorded before the error goes up.
+            _ = try? flush(&a, &b, &summary)
+            throw error
         }
-        progress(paths.count, paths.count)
+        progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         return summary
+    }
+
+    private func handle(_ error: EndpointError, path: String, _ summary: inout SyncSummary) throws {
+        switch error {
+        case .changed:
+            summary.skipped.append(path)
+            logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)"])
+        case .refused:
+            summary.refused.append(path)
+        case .transport:
+            throw SyncError(message: "\(error)")
+        }
+    }
+
+    /// Installs the staged copies on both sides, records them and their merge bases, and
+    /// commits both indexes.
+    private func flush(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
+        if options.dryRun { return }
+        for targetIsA in [true, false] {
+            let pending = targetIsA ? a.pending : b.pending
+            let results = try (targetIsA ? a : b).endpoint.flush()
+            if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
+            for copy in pending {
+                guard let result = results[copy.path], let entry = result else {
+                    summary.skipped.append(copy.path)
+                    logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(copy.path)"])
+                    continue
+                }
+                if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
+                // The target stored the content at stage time and the source at refresh.
+                try setBases(copy.path, hash: copy.hash, a, b, content: nil)
+            }
+        }
+        // The base rows just written.
+        _ = try a.endpoint.flush()
+        _ = try b.endpoint.flush()
     }
 
     // MARK: One path
@@ -157,8 +219,9 @@ public final class Reconciler {
         summary.bytes += bytes.count
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
-        target.entries[path] = try target.endpoint.install(path, bytes: bytes, expected: expected, overwrite: false, vector: entry.vector)
-        try setBases(path, hash: entry.hash, source, target, content: bytes)
+        try target.endpoint.stage(path, bytes: bytes, expected: expected, vector: entry.vector)
+        target.pending.append(PendingCopy(path: path, hash: entry.hash, bytes: bytes.count))
+        target.pendingBytes += bytes.count
     }
 
     /// Both sides changed the path since they last agreed.
@@ -207,6 +270,8 @@ public final class Reconciler {
         if conflicted {
             let (loser, loserReplica) = winner == .ours ? (theirs, b.replica) : (ours, a.replica)
             let copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: Date())
+            // A copy of the same name staged in this batch holds that path's lock: install it first.
+            if (a.pending + b.pending).contains(where: { $0.path == copy }) { try flush(&a, &b, &summary) }
             var copyVector = VersionVector()
             copyVector.increment(a.replica)
             a.entries[copy] = try a.endpoint.install(copy, bytes: loser, expected: nil, overwrite: true, vector: copyVector)
@@ -286,5 +351,11 @@ public final class Reconciler {
                 throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(target.endpoint.location) because they were deleted on \(source.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
             }
         }
+    }
+}
+
+extension Reconciler.Side {
+    func isFull(_ options: Reconciler.Options) -> Bool {
+        pending.count >= options.batchFiles || pendingBytes >= options.batchBytes
     }
 }

@@ -159,6 +159,23 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return try send(request).content.map(Array.init)
     }
 
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
+        var request = SyncProtocol.Request(op: "stage")
+        request.path = path
+        request.content = Data(bytes)
+        request.expected = expected
+        request.vector = vector
+        try send(request)
+    }
+
+    public func flush() throws -> [String: SyncIndex.Entry?] {
+        let response = try send(SyncProtocol.Request(op: "flush"))
+        var results: [String: SyncIndex.Entry?] = [:]
+        for path in response.changed ?? [] { results[path] = .some(nil) }
+        for entry in response.entries ?? [] { results[entry.path] = entry }
+        return results
+    }
+
     public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
         var request = SyncProtocol.Request(op: "recordConflict")
         request.path = path

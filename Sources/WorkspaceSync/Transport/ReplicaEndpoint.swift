@@ -22,6 +22,12 @@ public protocol ReplicaEndpoint: AnyObject {
     func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws
     func loadObject(_ hash: String) throws -> [UInt8]?
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws
+    /// Queues a copy that `flush` installs: written if the file's hash is then still `expected`
+    /// (nil: no file), recorded with `vector`. Nothing is in place before `flush`.
+    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws
+    /// Installs what was staged, durably, and commits every index write made since the last
+    /// flush. Per staged path: its new entry, or nil when the file had changed (left alone).
+    func flush() throws -> [String: SyncIndex.Entry?]
 }
 
 /// Why an endpoint operation did not happen.
@@ -49,17 +55,49 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public var replica: String { index.replica }
     public var location: String { workspace.root }
 
+    private var batch: WriteBatch
+    private var staged: [String: VersionVector] = [:]
+
     public init(workspace: Workspace) throws {
         var workspace = workspace
         // Files that arrive through sync are not triggers on the receiving replica.
         workspace.writesTrigger = false
         self.workspace = workspace
         self.index = try SyncIndex(workspace: workspace)
+        index.batchesWrites = true
+        batch = WriteBatch(workspace, operation: "sync")
+    }
+
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
+        try check(path)
+        try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, overwrite: false)
+        // The copy is the next merge base: keep it, in the same flush.
+        if MergeKind.of(path) != .binary { try batch.storeObject(bytes) }
+        staged[path] = vector
+    }
+
+    public func flush() throws -> [String: SyncIndex.Entry?] {
+        var results: [String: SyncIndex.Entry?] = [:]
+        let vectors = staged
+        staged = [:]
+        for outcome in try batch.commit() {
+            guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
+                results[outcome.path] = .some(nil)
+                continue
+            }
+            let entry = SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
+                                        deleted: false, scanned: SyncIndex.now())
+            try index.put(entry)
+            results[outcome.path] = entry
+        }
+        try index.commitWrites()
+        return results
     }
 
     public func refresh() throws -> [String: SyncIndex.Entry] {
-        try index.refresh()
-        return try index.entries()
+        var entries = try index.entries()
+        try index.refresh(&entries)
+        return entries
     }
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.
@@ -115,11 +153,19 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try index.put(entry)
     }
 
-    public func base(peer: String, path: String) throws -> String? { try index.base(peer: peer, path: path) }
+    /// The merge bases with each peer, read in one query the first time a sync asks: the sync
+    /// asks for every path.
+    private var bases: [String: [String: String]] = [:]
+
+    public func base(peer: String, path: String) throws -> String? {
+        if bases[peer] == nil { bases[peer] = try index.bases(peer: peer) }
+        return bases[peer]?[path]
+    }
 
     public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
         try index.setBase(peer: peer, path: path, hash: hash)
-        if let content, MergeKind.of(path) != .binary { try workspace.objects.store(content) }
+        bases[peer]?[path] = hash
+        if let content, MergeKind.of(path) != .binary { try batch.storeObject(content) }
     }
 
     public func loadObject(_ hash: String) throws -> [UInt8]? {

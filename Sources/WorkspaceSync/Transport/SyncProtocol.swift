@@ -1,12 +1,12 @@
 import Foundation
 import Glibc
 
-/// The sync wire protocol, version 1: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 2: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes of JSON) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of
 /// an ssh connection, as rsync, Unison and git do. The client sends a request, the server
 /// answers it; the first exchange is `hello`, which names the protocol version.
 public enum SyncProtocol {
-    public static let version = 1
+    public static let version = 2
     /// The largest frame either side accepts (a file's content travels in one frame).
     public static let maximumFrame = 512 * 1024 * 1024
 
@@ -40,6 +40,8 @@ public enum SyncProtocol {
         public var entry: SyncIndex.Entry?
         public var content: Data?
         public var hash: String?
+        /// Staged paths a `flush` left alone because they had changed.
+        public var changed: [String]?
 
         public init(ok: Bool) { self.ok = ok }
     }
@@ -93,6 +95,8 @@ public enum SyncProtocol {
 public enum SyncServer {
     public static func serve(_ endpoint: LocalEndpoint, input: Int32 = 0, output: Int32 = 1) throws {
         let decoder = JSONDecoder(), encoder = JSONEncoder()
+        // Whatever the client left unflushed (it went away) is committed, not lost.
+        defer { _ = try? endpoint.flush() }
         while let frame = try SyncProtocol.readFrame(input) {
             var response = SyncProtocol.Response(ok: true)
             do {
@@ -140,6 +144,13 @@ public enum SyncServer {
             response.entry = try endpoint.install(try need(request.path, "path"), bytes: Array(try need(request.content, "content")),
                                                   expected: request.expected, overwrite: request.overwrite ?? false,
                                                   vector: try need(request.vector, "vector"))
+        case "stage":
+            try endpoint.stage(try need(request.path, "path"), bytes: Array(try need(request.content, "content")),
+                               expected: request.expected, vector: try need(request.vector, "vector"))
+        case "flush":
+            let results = try endpoint.flush()
+            response.entries = results.values.compactMap { $0 }
+            response.changed = results.filter { $0.value == nil }.map(\.key)
         case "remove":
             response.entry = try endpoint.remove(try need(request.path, "path"), expected: try need(request.expected, "expected"),
                                                  vector: try need(request.vector, "vector"))

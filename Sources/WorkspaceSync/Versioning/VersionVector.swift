@@ -59,11 +59,30 @@ public struct VersionVector: Sendable, Hashable, Codable, CustomStringConvertibl
 
     /// Parses `description`'s form; nil when malformed.
     public init?(text: String) {
+        // A scan of the bytes: the sync reads every row's vector, so this is on the hot path.
         var counters: [String: UInt64] = [:]
-        for part in text.split(separator: ",") {
-            let pieces = part.split(separator: ":")
-            guard pieces.count == 2, !pieces[0].isEmpty, let value = UInt64(pieces[1]) else { return nil }
-            counters[String(pieces[0])] = value
+        var utf8 = Array(text.utf8)
+        utf8.append(UInt8(ascii: ","))
+        var start = 0, colon = -1
+        for (index, byte) in utf8.enumerated() {
+            if byte == UInt8(ascii: ":") {
+                guard colon < 0 else { return nil }
+                colon = index
+            } else if byte == UInt8(ascii: ",") {
+                if index == start && index == utf8.count - 1 { break }  // "" or a trailing end
+                guard colon > start, colon < index - 1 else { return nil }
+                var value: UInt64 = 0
+                for digit in utf8[(colon + 1)..<index] {
+                    guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+                    let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+                    guard !overflow1, !overflow2 else { return nil }
+                    value = sum
+                }
+                counters[String(decoding: utf8[start..<colon], as: UTF8.self)] = value
+                start = index + 1
+                colon = -1
+            }
         }
         self.init(counters)
     }

@@ -1,0 +1,219 @@
+import Glibc
+
+/// Many whole-file replacements (and object-store copies) made durable together: two flushes
+/// of the file system per batch instead of an fsync of every file and of every folder.
+///
+/// Each file keeps the guarantees of `Workspace.update`: it is written to a temporary file
+/// next to it under the path's coordinated-write lock (held from `stage` to the end of
+/// `commit`), the temporary's bytes are on disk before the rename (`syncfs`), the file must
+/// still be `expected` just before the swap and in what the swap displaced, an in-place save
+/// that lands just after the swap is swapped back, the displaced version goes to the object
+/// store and a history line is written, and a second flush makes the renames durable before
+/// `commit` returns. A `kill -9` at any point leaves every file whole (old or new) and the
+/// temporary named in its lock's intent record, which the path's next writer removes.
+///
+/// For example:
+/// ```swift
+/// let batch = WriteBatch(workspace, operation: "sync")
+/// try batch.stage("notes/a.md", bytes: bytes, expected: nil)
+/// try batch.storeObject(bytes)
+/// for outcome in try batch.commit() where outcome.result == nil { print("changed:", outcome.path) }
+/// ```
+public final class WriteBatch {
+    /// What became of one staged file.
+    public struct Outcome: Sendable {
+        public var path: String
+        /// nil when the file was not what the caller expected (somebody changed it): nothing
+        /// was written there.
+        public var result: Workspace.WriteResult?
+        /// The stamp of the installed file.
+        public var stamp: FileStamp?
+    }
+
+    private struct Staged {
+        var target: ResolvedPath
+        var lock: CoordinatedLock
+        var temporary: Workspace.Temporary
+        var expected: ContentHash?
+        var checked: Bool
+    }
+
+    private struct Installed {
+        var staged: Staged
+        var displaced: Workspace.Displaced?
+        var previous: FileSnapshot?
+    }
+
+    /// The workspace with per-file fsyncs off: the batch flushes the file system instead.
+    private let quick: Workspace
+    private let durable: Bool
+    private let operation: String
+    private var staged: [Staged] = []
+    private var stagedPaths: Set<String> = []
+    private var objects: [(temporary: String, hash: ContentHash)] = []
+    private var objectHashes: Set<ContentHash> = []
+    /// Bytes written to temporary files so far.
+    public private(set) var stagedBytes = 0
+    /// Files and objects staged so far.
+    public var count: Int { staged.count + objects.count }
+
+    public init(_ workspace: Workspace, operation: String) {
+        var quick = workspace
+        quick.durable = false
+        self.quick = quick
+        self.durable = workspace.durable
+        self.operation = operation
+    }
+
+    deinit { abandon() }
+
+    /// Writes `bytes` to a temporary file next to `path`, taking the path's lock; `commit`
+    /// puts it in place if the file is then still `expected` (nil: no file), or in any case
+    /// when `overwrite`.
+    ///
+    /// - throws: `WorkspaceError` for a refused path, a lock timeout, or an I/O failure, and
+    ///   `.invalidInput` when `path` is already staged in this batch.
+    public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, overwrite: Bool = false) throws {
+        let target = try quick.resolve(path)
+        guard stagedPaths.insert(target.relative).inserted else {
+            throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
+        }
+        let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
+                                               label: target.relative, timeout: quick.lockTimeout)
+        do {
+            quick.recoverInterrupted(lock, path: target)
+            try quick.createParentFolders(of: target)
+            let permissions = try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions
+            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
+            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected, checked: !overwrite))
+            stagedBytes += bytes.count
+        } catch {
+            stagedPaths.remove(target.relative)
+            lock.release()
+            throw error
+        }
+    }
+
+    /// Adds `bytes` to the object store when the batch commits (a merge base, for example).
+    public func storeObject(_ bytes: [UInt8]) throws {
+        let hash = ContentHash(of: bytes)
+        let store = quick.objects
+        guard !objectHashes.contains(hash), !store.contains(hash) else { return }
+        objects.append((try store.writeTemporary(bytes), hash))
+        objectHashes.insert(hash)
+        stagedBytes += bytes.count
+    }
+
+    /// Puts every staged file and object in place, durably, and releases the locks.
+    public func commit() throws -> [Outcome] {
+        // From here on a staged item is this function's: its temporary may hold a displaced
+        // version, which must never be deleted as a leftover.
+        let items = staged
+        staged = []
+        defer {
+            for item in items { item.lock.release() }
+            abandon()
+        }
+        guard !items.isEmpty || !objects.isEmpty else { return [] }
+        // The temporaries' bytes reach the disk before any of them is renamed into place.
+        try flush()
+        let store = quick.objects
+        for object in objects {
+            try store.place(object.temporary, hash: object.hash)
+        }
+        objects = []
+
+        var outcomes: [Outcome] = []
+        var installed: [Installed] = []
+        for item in items {
+            let target = item.target
+            let current = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+            if item.checked && current?.hash != item.expected {
+                discard(item)
+                outcomes.append(Outcome(path: target.relative, result: nil, stamp: nil))
+                continue
+            }
+            let displaced = try quick.install(item.temporary, at: target, sync: false)
+            let previous = try quick.read(displaced, path: target)
+            if item.checked && previous?.hash != item.expected {
+                // A save landed between the check and the swap: hand it straight back.
+                if case .file(let theirs) = displaced, case .success = Syscall.exchange(theirs, target.absolute) {
+                    _ = Syscall.unlink(theirs)
+                    item.lock.clearIntent()
+                    outcomes.append(Outcome(path: target.relative, result: nil, stamp: nil))
+                    continue
+                }
+            }
+            installed.append(Installed(staged: item, displaced: displaced, previous: previous))
+        }
+
+        // An editor that had a displaced file open may still write into it (an in-place save:
+        // open, truncate, write). One quiet period for the whole batch, then any displaced
+        // file that moved is swapped back into place and ours dropped.
+        let watched = installed.indices.filter { index in
+            guard case .file = installed[index].displaced, let previous = installed[index].previous else { return false }
+            return !installed[index].staged.lock.isLastInstalled(previous.identity)
+        }
+        var handedBack = Set<Int>()
+        if !watched.isEmpty {
+            Syscall.sleep(nanoseconds: Workspace.quietPeriodNanoseconds)
+            for index in watched {
+                guard case .file(let displacedPath) = installed[index].displaced, let before = installed[index].previous?.identity,
+                      let now = try FileSnapshot.identity(displacedPath, displayPath: installed[index].staged.target.relative),
+                      now.size != before.size || now.modifiedNanoseconds != before.modifiedNanoseconds,
+                      case .success = Syscall.exchange(displacedPath, installed[index].staged.target.absolute) else { continue }
+                _ = Syscall.unlink(displacedPath)
+                installed[index].staged.lock.clearIntent()
+                handedBack.insert(index)
+                outcomes.append(Outcome(path: installed[index].staged.target.relative, result: nil, stamp: nil))
+            }
+        }
+
+        for (index, item) in installed.enumerated() where !handedBack.contains(index) {
+            let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
+            try quick.archive(item.displaced, snapshot: item.previous, installed: item.staged.temporary, path: item.staged.target,
+                              operation: expectedMatched ? operation : operation + "-interrupted", lock: item.staged.lock)
+            let temporary = item.staged.temporary
+            outcomes.append(Outcome(
+                path: item.staged.target.relative,
+                result: Workspace.WriteResult(path: item.staged.target.relative, hash: temporary.hash, size: temporary.size,
+                                              replaced: item.previous?.hash, attempts: 1),
+                stamp: FileStamp(temporary.identity)))
+        }
+        // The renames, folders, stored versions and history lines reach the disk before the
+        // caller records anything about them.
+        try flush()
+        return outcomes
+    }
+
+    /// Flushes the file systems of the workspace and of its object store (when durable).
+    private func flush() throws {
+        guard durable else { return }
+        var devices = Set<UInt64>()
+        for folder in [quick.root, quick.layout.objects] {
+            guard case .success(let info) = Syscall.lstat(folder), devices.insert(UInt64(info.st_dev)).inserted else { continue }
+            let fd = try Syscall.open(folder, O_RDONLY | O_DIRECTORY).orThrow("open folder", path: folder)
+            defer { Syscall.close(fd) }
+            try Syscall.syncfs(fd).orThrow("syncfs", path: folder)
+        }
+    }
+
+    private func discard(_ item: Staged) {
+        _ = Syscall.unlink(item.temporary.absolute)
+        item.lock.clearIntent()
+    }
+
+    /// Drops whatever is still staged (temporaries removed, locks released).
+    private func abandon() {
+        for item in staged {
+            if case .success = Syscall.lstat(item.temporary.absolute) { discard(item) }
+            item.lock.release()
+        }
+        for object in objects { _ = Syscall.unlink(object.temporary) }
+        staged = []
+        stagedPaths = []
+        objects = []
+        objectHashes = []
+        stagedBytes = 0
+    }
+}
