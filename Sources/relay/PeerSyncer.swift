@@ -27,7 +27,7 @@ final class PeerSyncer: @unchecked Sendable {
         guard let bytes = try? workspace.read("relay.json") else { return nil }
         let root = try ConfigurationObject(parsing: bytes, file: "relay.json")
         guard let sync = try root.optionalObject("sync") else { return nil }
-        try sync.allowOnly(["peers", "massDeletionThreshold", "afterChangeSeconds"])
+        try sync.allowOnly(["peers", "massDeletionThreshold", "afterChangeSeconds", "merge"])
         let peers = try sync.strings("peers")
         guard !peers.isEmpty else { return nil }
         let seconds = try sync.optionalNumber("afterChangeSeconds", in: 0...86_400) ?? 10
@@ -55,7 +55,9 @@ final class PeerSyncer: @unchecked Sendable {
                 } else {
                     remote = try LocalEndpoint(workspace: try Workspace.open(at: peer))
                 }
-                let summary = try Reconciler(local: try LocalEndpoint(workspace: workspace), peer: remote, logger: logger).run()
+                var options = Reconciler.Options()
+                options.mergeRules = MergeRules.loadOrDefaults(from: workspace)
+                let summary = try Reconciler(local: try LocalEndpoint(workspace: workspace), peer: remote, options: options, logger: logger).run()
                 (remote as? RemoteEndpoint)?.close()
                 logger.notice("synced", metadata: [
                     "relay.peer": "\(peer)", "relay.copied": "\(summary.copied)", "relay.merged": "\(summary.merged)",

@@ -74,6 +74,47 @@ struct ReconcileScenarioTests {
         #expect(try sync(a, b).transferred == 0, "one more sync moves nothing")
     }
 
+    @Test func mergeRulesInRelayJSONChangeHowMatchingPathsMerge() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("relay.json", #"{"sync": {"merge": [{"pattern": "notes/**", "kind": "journal"}, {"pattern": "data/*.md", "kind": "binary"}]}}"#)
+        try a.write("notes/log.txt", "- one\n")
+        try a.write("data/table.md", "a\nb\nc\nd\ne\n")
+        try sync(a, b)
+        let rules = try MergeRules.load(from: b.workspace)
+        #expect(MergeKind.of("notes/log.txt") == .text && rules.kind(of: "notes/log.txt") == .journal)
+        #expect(MergeKind.of("data/table.md") == .text && rules.kind(of: "data/table.md") == .binary)
+        #expect(rules.kind(of: "context.md") == .text, "paths no rule matches keep their default")
+        // Both append to the log: as text that is a conflict (both insert at the end); as a journal, a union.
+        try a.append("notes/log.txt", "- from the laptop\n")
+        try b.append("notes/log.txt", "- from the desktop\n")
+        // Non-overlapping edits of the table: as text they would merge; as binary, one wins and the other is copied.
+        try a.write("data/table.md", "A\nb\nc\nd\ne\n")
+        try b.write("data/table.md", "a\nb\nc\nd\nE\n")
+        var options = Reconciler.Options()
+        options.mergeRules = rules
+        let summary = try Reconciler(local: b.workspace, peer: a.workspace, options: options).run()
+        let log = try #require(a.read("notes/log.txt"))
+        #expect(log.contains("- from the laptop\n") && log.contains("- from the desktop\n"))
+        #expect(a.conflictCopies().filter { $0.hasPrefix("notes/") }.isEmpty)
+        #expect(a.conflictCopies().filter { $0.hasPrefix("data/table.conflict-") }.count == 1)
+        #expect(summary.actions.contains("merge (journal): notes/log.txt"))
+        #expect(a.tree() == b.tree())
+    }
+
+    @Test func aBadMergeRuleIsAnErrorNamingRelayJSONTheLineAndTheField() {
+        func problem(_ json: String) -> String {
+            do { _ = try MergeRules.parse(Array(json.utf8), file: "relay.json"); return "no error" } catch let error as WorkspaceError {
+                return error.message
+            } catch { return "\(error)" }
+        }
+        #expect(problem(#"{"sync": {"merge": [{"pattern": "notes/**", "kind": "poem"}]}}"#)
+            .contains("relay.json:1:53: sync.merge[0].kind: 'poem' is not a merge kind (text, journal, transcript, binary)"))
+        #expect(problem(#"{"sync": {"merge": [{"pattern": "/etc/**", "kind": "text"}]}}"#).contains("sync.merge[0].pattern: '/etc/**' is absolute"))
+        #expect(problem(#"{"sync": {"merge": [{"pattern": "a", "kind": "text", "why": 1}]}}"#).contains("unknown field 'why'"))
+        #expect(problem(#"{"sync": {"merge": [{"pattern": "a/**", "kind": "text"}]}}"#) == "no error")
+    }
+
     @Test func overlappingEditsGiveOneConflictCopyWithBothTextsPresent() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

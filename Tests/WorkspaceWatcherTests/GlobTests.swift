@@ -1,4 +1,5 @@
 import Testing
+import WorkspaceCore
 @testable import WorkspaceWatcher
 
 @Suite("Trigger patterns")

@@ -48,8 +48,12 @@ public final class SyncIndex {
     /// (kernel timestamps move in ticks of up to 10 ms).
     static let racyWindowNanoseconds: Int64 = 20_000_000
 
+    /// Which paths keep their content as merge bases (relay.json's `sync.merge` over the defaults).
+    public let mergeRules: MergeRules
+
     public init(workspace: Workspace) throws {
         self.workspace = workspace
+        self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
         self.replica = try workspace.replicaID()
         database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
         try database.execute("""
@@ -194,7 +198,7 @@ public final class SyncIndex {
                     entry.hash = hash.hex
                     entry.deleted = false
                     entry.vector.increment(replica)
-                    if MergeKind.of(path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
+                    if mergeRules.kind(of: path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
                         try objects.storeObject(bytes)
                     }
                     changed += 1

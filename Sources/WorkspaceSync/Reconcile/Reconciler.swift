@@ -57,6 +57,8 @@ public final class Reconciler {
         /// durable with two file-system flushes and recorded in one index transaction.
         public var batchFiles = 1_000
         public var batchBytes = 32 * 1024 * 1024
+        /// How paths merge (relay.json's `sync.merge` over the defaults).
+        public var mergeRules = MergeRules()
         public init() {}
     }
 
@@ -256,11 +258,12 @@ public final class Reconciler {
         let winner: ThreeWayMerge.Side = ea!.hash > eb!.hash ? .ours : .theirs
         let baseHash = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
         let base: [UInt8]? = try baseHash.flatMap { try a.endpoint.loadObject($0) ?? b.endpoint.loadObject($0) }
+        let kind = options.mergeRules.kind(of: path)
         let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
-                                             theirs: theirs, theirsReplica: b.replica, winner: winner)
+                                             theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
         summary.merged += 1
         summary.bytes += merged.count
-        summary.actions.append("merge (\(MergeKind.of(path).rawValue))\(conflicted ? ", conflict copy" : ""): \(path)")
+        summary.actions.append("merge (\(kind.rawValue))\(conflicted ? ", conflict copy" : ""): \(path)")
         if conflicted { summary.conflicts += 1 }
         if options.dryRun { return }
 
@@ -286,9 +289,9 @@ public final class Reconciler {
 
     /// The merged bytes, and whether part of one side went to a conflict copy instead.
     static func merge(path: String, base: [UInt8]?, ours: [UInt8], oursReplica: String, theirs: [UInt8], theirsReplica: String,
-                      winner: ThreeWayMerge.Side) -> ([UInt8], Bool) {
+                      winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool) {
         let winnerBytes = winner == .ours ? ours : theirs
-        let kind = MergeKind.of(path)
+        let kind = kind ?? MergeKind.of(path)
         if kind == .transcript, let merged = TranscriptMerge.merge(ours: ours, theirs: theirs, winner: winner) {
             return (merged, false)
         }

@@ -30,7 +30,7 @@ public enum SyncthingConflicts {
             let ours = try workspace.read(original)
             let baseHash = try index.entry(original).flatMap { $0.deleted ? nil : ContentHash(hex: $0.hash) }
             let base = try baseHash.flatMap { workspace.objects.contains($0) ? try workspace.objects.load($0) : nil }
-            let kind = MergeKind.of(original)
+            let kind = index.mergeRules.kind(of: original)
             var merged: [UInt8]?
             if ours == theirs {
                 merged = ours

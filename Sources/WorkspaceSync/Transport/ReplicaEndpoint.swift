@@ -72,7 +72,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try check(path)
         try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, overwrite: false)
         // The copy is the next merge base: keep it, in the same flush.
-        if MergeKind.of(path) != .binary { try batch.storeObject(bytes) }
+        if index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes) }
         staged[path] = vector
     }
 
@@ -165,7 +165,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
         try index.setBase(peer: peer, path: path, hash: hash)
         bases[peer]?[path] = hash
-        if let content, MergeKind.of(path) != .binary { try batch.storeObject(content) }
+        if let content, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(content) }
     }
 
     public func loadObject(_ hash: String) throws -> [UInt8]? {

@@ -58,4 +58,7 @@ public struct Glob: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-struct GlobError: Error { var message: String }
+/// Why a pattern cannot be used, for the caller's message (it names the file and field).
+public struct GlobError: Error, Sendable {
+    public var message: String
+}
