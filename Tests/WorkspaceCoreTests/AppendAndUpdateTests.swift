@@ -130,3 +130,17 @@ struct AppendAndUpdateTests {
         })
     }
 }
+
+@Suite struct OpenElsewhereProbeTests {
+    /// The update's check for an editor that opened the file before the swap relies on this.
+    @Test func aFileSomebodyHasOpenIsSeenAsOpenAndNotOnceClosed() throws {
+        let scratch = try TemporaryWorkspace()
+        try scratch.put("notes.md", "x\n")
+        let path = scratch.absolute("notes.md")
+        #expect(Syscall.isOpenElsewhere(path) == false)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        #expect(Syscall.isOpenElsewhere(path) == true)
+        try handle.close()
+        #expect(Syscall.isOpenElsewhere(path) == false)
+    }
+}

@@ -119,10 +119,18 @@ extension Workspace {
         }
     }
 
-    /// Waits one quiet period and tells whether the displaced file (a person's, not Relay's)
-    /// changed after it was read: an editor that opened it before the swap wrote into it.
+    /// Tells whether the displaced file (a person's, not Relay's) changed after it was read: an
+    /// editor that opened it before the swap wrote into it. While somebody still has it open
+    /// (an editor between its open and its write, however slow), this waits for them to close
+    /// it, up to a second; where that cannot be known (no leases), one quiet period.
     private func wroteIntoDisplaced(_ path: String, since identity: FileIdentity) throws -> Bool {
-        Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds)
+        let deadline = Syscall.nowNanoseconds() + 1_000_000_000
+        var open = Syscall.isOpenElsewhere(path)
+        while open == true, Syscall.nowNanoseconds() < deadline {
+            Syscall.sleep(nanoseconds: 2_000_000)
+            open = Syscall.isOpenElsewhere(path)
+        }
+        if open == nil { Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds) }
         guard let now = try FileSnapshot.identity(path, displayPath: path) else { return false }
         return now.size != identity.size || now.modifiedNanoseconds != identity.modifiedNanoseconds
     }

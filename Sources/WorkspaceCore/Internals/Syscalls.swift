@@ -210,6 +210,23 @@ enum Syscall {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
+    /// Whether some open file description other than a probe's own refers to the file at
+    /// `path` (a process between opening it and writing it): a write lease (`F_SETLEASE`,
+    /// `F_WRLCK`) can only be taken on a file nobody else has open. The lease is released at
+    /// once. Nil where leases are not available (another owner without CAP_LEASE, a file system
+    /// without them): the caller falls back to waiting.
+    static func isOpenElsewhere(_ path: String) -> Bool? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        let setLease: CInt = 1024, writeLease = CInt(F_WRLCK), unlock = CInt(F_UNLCK)  // F_SETLEASE is behind _GNU_SOURCE
+        if Glibc.fcntl(fd, setLease, writeLease) == 0 {
+            _ = Glibc.fcntl(fd, setLease, unlock)
+            return false
+        }
+        return errno == EAGAIN || errno == EBUSY ? true : nil
+    }
+
     /// The corresponding C function is `nanosleep`.
     static func sleep(nanoseconds: Int64) {
         var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
