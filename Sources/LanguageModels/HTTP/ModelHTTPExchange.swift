@@ -29,7 +29,20 @@ struct ModelHTTPExchange: Sendable {
             request.headers.add(name: "Accept", value: "text/event-stream, application/json")
             for (name, value) in headers { request.headers.add(name: name, value: value) }
             request.body = .bytes(ByteBuffer(bytes: body))
-            let response = try await execute(request, url: url)
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, deadline: .distantFuture, logger: logger)
+            } catch where Self.isStaleConnection(error) && attempt < settings.maxAttempts {
+                // A kept-alive connection the server had just closed: nothing was answered, so
+                // the request is sent again on a fresh one.
+                logger.info("the model server closed a kept-alive connection; sending again", metadata: [
+                    "relay.model.url": "\(url)", "relay.model.attempt": "\(attempt)", "relay.model.error": "\(error)",
+                ])
+                try await Task.sleep(for: .milliseconds(20 * attempt))
+                continue
+            } catch {
+                throw mapTransportError(error, url: url)
+            }
             let status = Int(response.status.code)
             if (200..<300).contains(status) { return response }
             let text = await Self.readSome(response.body)
@@ -64,6 +77,20 @@ struct ModelHTTPExchange: Sendable {
         } catch {
             throw mapTransportError(error, url: url)
         }
+    }
+
+    /// Whether a request failed on a connection the server closed under it (a kept-alive
+    /// connection reused just as the server dropped it), rather than finding no server at all.
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        if let error = error as? ChannelError {
+            switch error {
+            case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return true
+            default: return false
+            }
+        }
+        if let error = error as? HTTPClientError, error == .remoteConnectionClosed { return true }
+        if let error = error as? IOError, error.errnoCode == ECONNRESET || error.errnoCode == EPIPE { return true }
+        return false
     }
 
     /// Turns an AsyncHTTPClient or NIO error into a ``LanguageModelError`` naming `url`.
