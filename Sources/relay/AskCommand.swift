@@ -52,7 +52,7 @@ struct AskCommand: AsyncParsableCommand {
         let chatView = GroupChat(style: GroupChat.style(json: json))
         try await RunInTerminal.run(engine, id: manifest.id, chat: chatView)
         if !json {
-            Terminal.standardError(Terminal.paint("chat: \(manifest.chatFile) · transcript: \(manifest.chatFile.dropLast(3)).json · run: \(manifest.id)\n", .dim))
+            Terminal.standardError(Terminal.paint("chat: \(manifest.chatFile) · transcript: \(manifest.transcriptFile) · run: \(manifest.id)\n", .dim))
         }
     }
 }

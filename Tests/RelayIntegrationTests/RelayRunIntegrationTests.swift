@@ -4,15 +4,8 @@ import Testing
 /// The real `relay` binary running relays against a real HTTP model server (the fake one: a
 /// test double that answers instantly or slowly, and logs every request it gets).
 @Suite struct RelayRunIntegrationTests {
-    /// The id of the newest run.
-    func newestRun(in s: ScratchWorkspace) -> String? {
-        ((try? FileManager.default.contentsOfDirectory(atPath: s.path(".relay/runs"))) ?? []).sorted().last
-    }
-
-    func steps(_ s: ScratchWorkspace, _ run: String) -> Int {
-        ((try? String(contentsOfFile: s.path(".relay/runs/\(run)/journal.jsonl"), encoding: .utf8)) ?? "")
-            .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
-    }
+    func newestRun(in s: ScratchWorkspace) -> String? { RelayIntegrationTests.newestRun(inWorkspace: s.root) }
+    func steps(_ s: ScratchWorkspace, _ run: String) -> Int { finishedSteps(of: run, inWorkspace: s.root) }
 
     @Test func killNineBetweenAgentsThenResumeRepeatsNoModelCallOfAFinishedAgent() throws {
         let s = try ScratchWorkspace()
@@ -212,12 +205,7 @@ import Testing
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
         let ask = try spawn(Binaries.relay, ["ask", "-w", w.root, "Plan a picnic"], environment: environment)
-        let runs = w.path(".relay/runs")
-        func steps() -> Int {
-            guard let id = ((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).sorted().last else { return 0 }
-            return ((try? String(contentsOfFile: runs + "/\(id)/journal.jsonl", encoding: .utf8)) ?? "")
-                .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
-        }
+        func steps() -> Int { newestRun(inWorkspace: w.root).map { finishedSteps(of: $0, inWorkspace: w.root) } ?? 0 }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, steps() < 1 { Thread.sleep(forTimeInterval: 0.01) }
         killHard(ask)
@@ -247,4 +235,15 @@ import Testing
         #expect(try w.queue().allSatisfy { $0.state == "done" || $0.state == "running" })
         w.stop()
     }
+}
+
+/// The id of the newest run of the workspace at `root`.
+func newestRun(inWorkspace root: String) -> String? {
+    ((try? FileManager.default.contentsOfDirectory(atPath: root + "/.relay/runs")) ?? []).filter { $0 != "by-trigger" }.sorted().last
+}
+
+/// How many agents of run `id` have finished, by its journal's step records.
+func finishedSteps(of id: String, inWorkspace root: String) -> Int {
+    ((try? String(contentsOfFile: root + "/.relay/runs/\(id)/journal.jsonl", encoding: .utf8)) ?? "")
+        .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
 }

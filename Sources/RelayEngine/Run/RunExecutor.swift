@@ -160,7 +160,7 @@ final class RunExecutor: @unchecked Sendable {
         try writeConversation(after: step, finished: true)
         try writeDeclaredOutputs(outputs)
         let revised = messages.filter { $0.revisionRequestedBy != nil }.count
-        let wrote = Set(filesWritten).subtracting([manifest.chatFile, Conversation.transcriptPath(forChat: manifest.chatFile)]).sorted()
+        let wrote = Set(filesWritten).subtracting([manifest.chatFile, manifest.transcriptFile]).sorted()
         let about = manifest.triggerPath.map { " on \($0)" } ?? ""
         try journalLine("- \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) \(manifest.relay)\(about): \(messages.count) messages"
             + (revised > 0 ? ", \(revised) revision\(revised == 1 ? "" : "s")" : "")
@@ -497,7 +497,7 @@ final class RunExecutor: @unchecked Sendable {
         }
         defer { lastConversationWrite = ContinuousClock.now }
         let messages = self.messages, manifest = self.manifest
-        try effect("transcript/\(suffix)", path: Conversation.transcriptPath(forChat: manifest.chatFile), mode: .update) { old in
+        try effect("transcript/\(suffix)", path: manifest.transcriptFile, mode: .update) { old in
             Conversation.updatingTranscript(old, manifest: manifest, messages: messages)
         }
         try effect("chat/\(suffix)", path: manifest.chatFile, mode: .update) { old in

@@ -66,6 +66,9 @@ public struct RunManifest: Sendable, Codable, Equatable {
         return "\(relay)|\(triggerPath)|\(triggerHash)"
     }
 
+    /// The transcript next to the chat file: `Chats/NAME.json`.
+    public var transcriptFile: String { Conversation.transcriptPath(forChat: chatFile) }
+
     var placeholderValues: [String: String] {
         ["date": localDate, "time": localTime, "name": name, "relay": relay, "run": id]
     }
