@@ -15,7 +15,7 @@ SWIFT_FLAGS ?=
 APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc python3
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
-.PHONY: all build release test demo bench install uninstall deps template clean model model-stop
+.PHONY: all build release test soak demo bench install uninstall deps template clean model model-stop
 
 all: build
 
@@ -27,6 +27,14 @@ release:
 
 test: deps
 	$(SWIFT) test $(SWIFT_FLAGS)
+
+# The sync property test at length: thousands of random writes, deletes and crashed syncs on
+# three replicas per seed. SOAK_OPS and SOAK_SEEDS (comma-separated) choose; a failure prints
+# its seed, and `make soak SOAK_SEEDS=<seed>` replays it.
+SOAK_OPS ?= 5000
+SOAK_SEEDS ?= $(shell echo $$(( $$(date +%s) % 100000 ))),7,1013
+soak: deps
+	RELAY_SOAK_OPS=$(SOAK_OPS) RELAY_SOAK_SEEDS=$(SOAK_SEEDS) $(SWIFT) test $(SWIFT_FLAGS) --filter SyncPropertyTests
 
 # Installs the Debian packages Relay needs; quiet and quick when they are already there.
 deps:

@@ -148,12 +148,29 @@ struct UnionMergeTests {
         }
         let ours = transcript([("m1", "2026-11-22T10:00:00Z", "hi"), ("m3", "2026-11-22T10:02:00Z", "laptop reply")])
         let theirs = transcript([("m1", "2026-11-22T10:00:00Z", "hi"), ("m2", "2026-11-22T10:01:00Z", "desktop reply")])
-        let merged = try #require(TranscriptMerge.merge(ours: ours, theirs: theirs, winner: .ours))
+        let merged = try #require(TranscriptMerge.merge(ours: ours, theirs: theirs, winner: .ours)?.bytes)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(merged)) as? [String: Any])
         let ids = (object["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
         #expect(ids == ["m1", "m2", "m3"])
-        #expect(TranscriptMerge.merge(ours: theirs, theirs: ours, winner: .theirs) == merged, "order-independent bytes")
+        #expect(TranscriptMerge.merge(ours: theirs, theirs: ours, winner: .theirs)?.bytes == merged, "order-independent bytes")
         #expect(TranscriptMerge.merge(ours: Array("not json".utf8), theirs: theirs, winner: .ours) == nil)
+    }
+
+    @Test func aMessageEditedOnOneSideTakesTheEditAndOneEditedOnBothIsAConflict() throws {
+        func transcript(_ messages: [(String, String)]) -> [UInt8] {
+            let object: [String: Any] = ["messages": messages.map { ["id": $0.0, "time": "2026-11-22T10:00:00Z", "text": $0.1] }]
+            return Array(try! JSONSerialization.data(withJSONObject: object))
+        }
+        func texts(_ bytes: [UInt8]) -> [String] {
+            let object = try! JSONSerialization.jsonObject(with: Data(bytes)) as! [String: Any]
+            return (object["messages"] as! [[String: Any]]).map { $0["text"] as! String }
+        }
+        let base = transcript([("m1", "hi"), ("m2", "tea?")])
+        let oneSide = try #require(TranscriptMerge.merge(base: base, ours: base, theirs: transcript([("m1", "hi"), ("m2", "green tea?")]), winner: .ours))
+        #expect(texts(oneSide.bytes) == ["hi", "green tea?"] && oneSide.conflicts == 0, "the only change wins even against the winner's old text")
+        let both = try #require(TranscriptMerge.merge(base: base, ours: transcript([("m1", "hi"), ("m2", "black tea?")]),
+                                                      theirs: transcript([("m1", "hi"), ("m2", "green tea?")]), winner: .ours))
+        #expect(texts(both.bytes) == ["hi", "black tea?"] && both.conflicts == 1)
     }
 }
 

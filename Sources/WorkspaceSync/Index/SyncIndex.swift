@@ -2,6 +2,16 @@ import Foundation
 import RelaySQLite
 import WorkspaceCore
 
+/// A version both sides of a sync had of a path: its content hash and version vector.
+public struct MergeBase: Sendable, Hashable, Codable {
+    public var hash: String
+    public var vector: VersionVector
+    public init(hash: String, vector: VersionVector) {
+        self.hash = hash
+        self.vector = vector
+    }
+}
+
 /// A replica's sync index, `.relay/sync.sqlite`: per path the content hash, stamp, version
 /// vector and tombstone, and per (peer, path) the last version both had (the merge base, its
 /// content kept in the object store). `refresh` brings it up to date with the disk.
@@ -60,11 +70,17 @@ public final class SyncIndex {
             CREATE TABLE IF NOT EXISTS files (
                 path TEXT PRIMARY KEY, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
                 mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS bases (peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (peer, path));
+            CREATE TABLE IF NOT EXISTS bases (peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, vector TEXT NOT NULL DEFAULT '',
+                PRIMARY KEY (peer, path));
             CREATE TABLE IF NOT EXISTS conflicts (
                 id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, copy TEXT NOT NULL, time INTEGER NOT NULL,
                 kept TEXT NOT NULL, copied TEXT NOT NULL);
             """)
+        // Indexes made before merge bases carried their version vector.
+        let baseColumns = try database.prepare("PRAGMA table_info(bases)").rows([]) { $0.text(1) }
+        if !baseColumns.contains("vector") {
+            try database.execute("ALTER TABLE bases ADD COLUMN vector TEXT NOT NULL DEFAULT ''")
+        }
     }
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
@@ -99,6 +115,14 @@ public final class SyncIndex {
         return result
     }
 
+    /// Every merge base of `path` recorded with any peer whose version vector is known: the
+    /// candidates for the latest version two replicas have in common.
+    public func mergeBases(path: String) throws -> [MergeBase] {
+        try statement("SELECT hash, vector FROM bases WHERE path = ?1 AND vector != ''").rows([.text(path)]) { row in
+            VersionVector(text: row.text(1)).map { MergeBase(hash: row.text(0), vector: $0) }
+        }.compactMap { $0 }
+    }
+
     public func base(peer: String, path: String) throws -> String? {
         try statement("SELECT hash FROM bases WHERE peer = ?1 AND path = ?2").rows([.text(peer), .text(path)]) { $0.text(0) }.first
     }
@@ -116,10 +140,12 @@ public final class SyncIndex {
                       .integer(entry.scanned)])
     }
 
-    public func setBase(peer: String, path: String, hash: String) throws {
+    public func setBase(peer: String, path: String, hash: String, vector: VersionVector) throws {
         try willWrite()
-        try statement("INSERT INTO bases (peer, path, hash) VALUES (?1, ?2, ?3) ON CONFLICT(peer, path) DO UPDATE SET hash = excluded.hash")
-            .run([.text(peer), .text(path), .text(hash)])
+        try statement("""
+            INSERT INTO bases (peer, path, hash, vector) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT(peer, path) DO UPDATE SET hash = excluded.hash, vector = excluded.vector
+            """).run([.text(peer), .text(path), .text(hash), .text(vector.description)])
     }
 
     public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {

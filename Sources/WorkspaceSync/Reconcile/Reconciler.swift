@@ -66,6 +66,7 @@ public final class Reconciler {
     struct PendingCopy {
         var path: String
         var hash: String
+        var vector: VersionVector
         var bytes: Int
     }
 
@@ -167,7 +168,7 @@ public final class Reconciler {
                 }
                 if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
                 // The target stored the content at stage time and the source at refresh.
-                try setBases(copy.path, hash: copy.hash, a, b, content: nil)
+                try setBases(copy.path, hash: copy.hash, vector: copy.vector, a, b, content: nil)
             }
         }
         // The base rows just written.
@@ -184,13 +185,13 @@ public final class Reconciler {
 
         if aLive == bLive && (!aLive || ea?.hash == eb?.hash) {
             // Same content (or gone on both): only the vectors may need joining.
+            let joined = va.merged(with: vb)
             if va != vb && !options.dryRun {
-                let joined = va.merged(with: vb)
                 try record(path, on: &a, like: ea ?? eb!, vector: joined)
                 try record(path, on: &b, like: eb ?? ea!, vector: joined)
             }
-            if aLive, let hash = ea?.hash, !options.dryRun, try a.endpoint.base(peer: b.replica, path: path) != hash {
-                try setBases(path, hash: hash, a, b, content: nil)
+            if aLive, let hash = ea?.hash, !options.dryRun, try va != vb || a.endpoint.base(peer: b.replica, path: path) != hash {
+                try setBases(path, hash: hash, vector: joined, a, b, content: nil)
             }
             return
         }
@@ -222,7 +223,7 @@ public final class Reconciler {
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
         try target.endpoint.stage(path, bytes: bytes, expected: expected, vector: entry.vector)
-        target.pending.append(PendingCopy(path: path, hash: entry.hash, bytes: bytes.count))
+        target.pending.append(PendingCopy(path: path, hash: entry.hash, vector: entry.vector, bytes: bytes.count))
         target.pendingBytes += bytes.count
     }
 
@@ -248,7 +249,7 @@ public final class Reconciler {
                 a.entries[path] = try a.endpoint.install(path, bytes: bytes, expected: nil, overwrite: false, vector: vector)
                 try record(path, on: &b, like: live, vector: vector)
             }
-            try setBases(path, hash: live.hash, a, b, content: bytes)
+            try setBases(path, hash: live.hash, vector: vector, a, b, content: bytes)
             return
         }
 
@@ -256,8 +257,7 @@ public final class Reconciler {
         let theirs = try b.endpoint.read(path, expected: eb!.hash)
         // The winner of whatever cannot be merged: the larger hash, the same from either side.
         let winner: ThreeWayMerge.Side = ea!.hash > eb!.hash ? .ours : .theirs
-        let baseHash = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
-        let base: [UInt8]? = try baseHash.flatMap { try a.endpoint.loadObject($0) ?? b.endpoint.loadObject($0) }
+        let base = try mergeBase(path, a, b, ea!.vector, eb!.vector)
         let kind = options.mergeRules.kind(of: path)
         let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
                                              theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
@@ -267,24 +267,46 @@ public final class Reconciler {
         if conflicted { summary.conflicts += 1 }
         if options.dryRun { return }
 
+        if conflicted {
+            // The losing version is made safe in its copy before the merge replaces it, so a sync
+            // killed between the two leaves an extra copy, never a lost version.
+            let (loser, loserReplica) = winner == .ours ? (theirs, b.replica) : (ours, a.replica)
+            try keepConflictCopy(of: path, loser, from: loserReplica, winner: winner == .ours ? a.replica : b.replica, &a, &b, &summary)
+        }
         a.entries[path] = try a.endpoint.install(path, bytes: merged, expected: ea!.hash, overwrite: false, vector: vector)
         b.entries[path] = try b.endpoint.install(path, bytes: merged, expected: eb!.hash, overwrite: false, vector: vector)
-        try setBases(path, hash: ContentHash(of: merged).hex, a, b, content: merged)
-        if conflicted {
-            let (loser, loserReplica) = winner == .ours ? (theirs, b.replica) : (ours, a.replica)
-            let copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: Date())
-            // A copy of the same name staged in this batch holds that path's lock: install it first.
-            if (a.pending + b.pending).contains(where: { $0.path == copy }) { try flush(&a, &b, &summary) }
-            var copyVector = VersionVector()
-            copyVector.increment(a.replica)
-            a.entries[copy] = try a.endpoint.install(copy, bytes: loser, expected: nil, overwrite: true, vector: copyVector)
-            b.entries[copy] = try b.endpoint.install(copy, bytes: loser, expected: nil, overwrite: true, vector: copyVector)
-            try setBases(copy, hash: ContentHash(of: loser).hex, a, b, content: loser)
-            let kept = winner == .ours ? a.replica : b.replica
-            try a.endpoint.recordConflict(path: path, copy: copy, kept: kept, copied: loserReplica)
-            try b.endpoint.recordConflict(path: path, copy: copy, kept: kept, copied: loserReplica)
-            logger.notice("conflict: kept one version, the other is in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(copy)"])
+        try setBases(path, hash: ContentHash(of: merged).hex, vector: vector, a, b, content: merged)
+    }
+
+    /// Puts the version of `path` that lost into a conflict copy on both sides — unless a copy
+    /// of `path` with these very bytes is already there (an earlier, interrupted attempt at this
+    /// merge made it), which sync then carries like any file. A new copy gets a name neither side
+    /// has ever used.
+    private func keepConflictCopy(of path: String, _ loser: [UInt8], from loserReplica: String, winner: String,
+                                  _ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
+        let hash = ContentHash(of: loser).hex
+        let existing = (Array(a.entries.values) + Array(b.entries.values)).first {
+            !$0.deleted && $0.hash == hash && ConflictNames.original(of: $0.path) == path
         }
+        if let existing {
+            logger.notice("conflict: the losing version is already in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(existing.path)"])
+            return
+        }
+        var date = Date()
+        var copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: date)
+        let pending = Set((a.pending + b.pending).map(\.path))
+        while a.entries[copy] != nil || b.entries[copy] != nil || pending.contains(copy) {
+            date += 1
+            copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: date)
+        }
+        var copyVector = VersionVector()
+        copyVector.increment(a.replica)
+        a.entries[copy] = try a.endpoint.install(copy, bytes: loser, expected: nil, overwrite: false, vector: copyVector)
+        b.entries[copy] = try b.endpoint.install(copy, bytes: loser, expected: nil, overwrite: false, vector: copyVector)
+        try setBases(copy, hash: hash, vector: copyVector, a, b, content: loser)
+        try a.endpoint.recordConflict(path: path, copy: copy, kept: winner, copied: loserReplica)
+        try b.endpoint.recordConflict(path: path, copy: copy, kept: winner, copied: loserReplica)
+        logger.notice("conflict: kept one version, the other is in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(copy)"])
     }
 
     /// The merged bytes, and whether part of one side went to a conflict copy instead.
@@ -292,8 +314,8 @@ public final class Reconciler {
                       winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool) {
         let winnerBytes = winner == .ours ? ours : theirs
         let kind = kind ?? MergeKind.of(path)
-        if kind == .transcript, let merged = TranscriptMerge.merge(ours: ours, theirs: theirs, winner: winner) {
-            return (merged, false)
+        if kind == .transcript, let merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) {
+            return (merged.bytes, merged.conflicts > 0)
         }
         guard kind != .binary, kind != .transcript,
               let ourText = String(validating: ours, as: UTF8.self), let theirText = String(validating: theirs, as: UTF8.self) else {
@@ -333,9 +355,34 @@ public final class Reconciler {
     }
 
     /// Both sides now agree on `hash`: it is the base of their next merge of `path`.
-    private func setBases(_ path: String, hash: String, _ a: Side, _ b: Side, content: [UInt8]?) throws {
-        try a.endpoint.setBase(peer: b.replica, path: path, hash: hash, content: content)
-        try b.endpoint.setBase(peer: a.replica, path: path, hash: hash, content: content)
+    private func setBases(_ path: String, hash: String, vector: VersionVector, _ a: Side, _ b: Side, content: [UInt8]?) throws {
+        try a.endpoint.setBase(peer: b.replica, path: path, hash: hash, vector: vector, content: content)
+        try b.endpoint.setBase(peer: a.replica, path: path, hash: hash, vector: vector, content: content)
+    }
+
+    /// The content of the latest version of `path` both sides' versions descend from: of every
+    /// version either side ever had in common with any peer, those whose vector both current
+    /// vectors include, the one no other such version follows (ties: the larger vector, then
+    /// hash, so either side picks the same). Two replicas that both got a third's edit from the
+    /// third, not from each other, merge from that edit instead of their own older agreement.
+    /// Falls back to the pair's own last agreement when no vectored base is known (indexes made
+    /// before bases carried vectors).
+    private func mergeBase(_ path: String, _ a: Side, _ b: Side, _ va: VersionVector, _ vb: VersionVector) throws -> [UInt8]? {
+        let candidates = Set(try a.endpoint.mergeBases(path: path) + b.endpoint.mergeBases(path: path)).filter {
+            $0.vector.compare(to: va) != .after && $0.vector.compare(to: va) != .concurrent
+                && $0.vector.compare(to: vb) != .after && $0.vector.compare(to: vb) != .concurrent
+        }
+        let latest = candidates.filter { candidate in
+            !candidates.contains { $0.vector != candidate.vector && $0.vector.dominates(candidate.vector) }
+        }.sorted { lhs, rhs in
+            let l = lhs.vector.counters.values.reduce(0, +), r = rhs.vector.counters.values.reduce(0, +)
+            return l != r ? l > r : (lhs.vector.description, lhs.hash) > (rhs.vector.description, rhs.hash)
+        }
+        let pairBase = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
+        for hash in latest.map(\.hash) + [pairBase].compactMap({ $0 }) {
+            if let content = try a.endpoint.loadObject(hash) ?? b.endpoint.loadObject(hash) { return content }
+        }
+        return nil
     }
 
     // MARK: Safety

@@ -35,7 +35,7 @@ public enum SyncthingConflicts {
             if ours == theirs {
                 merged = ours
             } else if kind == .transcript {
-                merged = TranscriptMerge.merge(ours: ours, theirs: theirs, winner: .ours)
+                merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: .ours).flatMap { $0.conflicts == 0 ? $0.bytes : nil }
             } else if kind != .binary, let ourText = String(validating: ours, as: UTF8.self),
                       let theirText = String(validating: theirs, as: UTF8.self) {
                 let baseText = base.flatMap { String(validating: $0, as: UTF8.self) }

@@ -144,11 +144,18 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return try send(request).hash
     }
 
-    public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
+    public func mergeBases(path: String) throws -> [MergeBase] {
+        var request = SyncProtocol.Request(op: "mergeBases")
+        request.path = path
+        return try send(request).bases ?? []
+    }
+
+    public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
         var request = SyncProtocol.Request(op: "setBase")
         request.peer = peer
         request.path = path
         request.hash = hash
+        request.vector = vector
         request.content = content.map { Data($0) }
         try send(request)
     }

@@ -19,7 +19,11 @@ public protocol ReplicaEndpoint: AnyObject {
     /// Records an entry without touching the file (joining vectors, noting a tombstone).
     func record(_ entry: SyncIndex.Entry) throws
     func base(peer: String, path: String) throws -> String?
-    func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws
+    /// Records that this replica and `peer` both have version `vector` (content `hash`) of
+    /// `path`, keeping `content` in the object store when it is given.
+    func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws
+    /// The versions of `path` this replica has had in common with any peer.
+    func mergeBases(path: String) throws -> [MergeBase]
     func loadObject(_ hash: String) throws -> [UInt8]?
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws
     /// Queues a copy that `flush` installs: written if the file's hash is then still `expected`
@@ -162,8 +166,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
         return bases[peer]?[path]
     }
 
-    public func setBase(peer: String, path: String, hash: String, content: [UInt8]?) throws {
-        try index.setBase(peer: peer, path: path, hash: hash)
+    public func mergeBases(path: String) throws -> [MergeBase] { try index.mergeBases(path: path) }
+
+    public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
+        try index.setBase(peer: peer, path: path, hash: hash, vector: vector)
         bases[peer]?[path] = hash
         if let content, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(content) }
     }

@@ -42,6 +42,8 @@ public enum SyncProtocol {
         public var hash: String?
         /// Staged paths a `flush` left alone because they had changed.
         public var changed: [String]?
+        /// The answer to `mergeBases`.
+        public var bases: [MergeBase]?
 
         public init(ok: Bool) { self.ok = ok }
     }
@@ -160,7 +162,10 @@ public enum SyncServer {
             response.hash = try endpoint.base(peer: try need(request.peer, "peer"), path: try need(request.path, "path"))
         case "setBase":
             try endpoint.setBase(peer: try need(request.peer, "peer"), path: try need(request.path, "path"),
-                                 hash: try need(request.hash, "hash"), content: request.content.map(Array.init))
+                                 hash: try need(request.hash, "hash"), vector: try need(request.vector, "vector"),
+                                 content: request.content.map(Array.init))
+        case "mergeBases":
+            response.bases = try endpoint.mergeBases(path: try need(request.path, "path"))
         case "loadObject":
             response.content = try endpoint.loadObject(try need(request.hash, "hash")).map { Data($0) }
         case "recordConflict":
