@@ -246,6 +246,20 @@ struct ReconcileScenarioTests {
         #expect(a.tree() == b.tree())
     }
 
+    @Test func aTemporaryLeftByAKilledWriterIsReclaimedByTheNextSync() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        // What a writer killed between writing its temporary and renaming it leaves behind, in a
+        // folder nobody writes again.
+        let leftover = "Research/" + WorkspaceLayout.temporaryPrefix + String(repeating: "ab", count: 16) + "-x1y2z3"
+        try a.write(leftover, "half a copy")
+        try a.write("Research/kept.md", "kept\n")
+        try sync(a, b)
+        #expect(a.read(leftover) == nil, "the leftover is gone")
+        #expect(b.read(leftover) == nil, "and never travelled")
+        #expect(b.read("Research/kept.md") == "kept\n")
+    }
+
     @Test func progressCountsEveryPathAndTheFilesAndBytesMoved() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

@@ -36,16 +36,25 @@ extension Workspace {
     /// The stamp of every regular file under the root (not `.relay/`, not temporaries), from
     /// one `lstat` each: what the sync index's refresh compares with what it recorded.
     public func fileStamps() throws -> [(path: String, stamp: FileStamp)] {
+        var sawTemporary = false
+        return try fileStamps(sawTemporary: &sawTemporary)
+    }
+
+    /// `fileStamps()`, also telling whether the walk passed a temporary file (a writer's, or
+    /// one a killed writer left: `reclaimTemporaries()` tells them apart).
+    public func fileStamps(sawTemporary: inout Bool) throws -> [(path: String, stamp: FileStamp)] {
         var result: [(path: String, stamp: FileStamp)] = []
-        try walk(from: "", recursive: true) { relative, info in
+        var temporaries = false
+        try walk(from: "", recursive: true, temporary: { temporaries = true }) { relative, info in
             if FileKind(info.st_mode) == .regular { result.append((relative, FileStamp(FileIdentity(info)))) }
         }
+        sawTemporary = temporaries
         return result
     }
 
     /// Visits every entry under the folder `start` (relative; "" is the root) with its `lstat`,
     /// descending into folders when `recursive`, skipping `.relay/` and temporary files.
-    private func walk(from start: String, recursive: Bool, _ visit: (String, stat) -> Void) throws {
+    private func walk(from start: String, recursive: Bool, temporary: () -> Void = {}, _ visit: (String, stat) -> Void) throws {
         var folders = [start]
         while let folder = folders.popLast() {
             let absolute = layout.absolute(folder)
@@ -59,7 +68,7 @@ extension Workspace {
             }
             for name in names {
                 if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
-                if WorkspaceLayout.isTemporaryName(name) { continue }
+                if WorkspaceLayout.isTemporaryName(name) { temporary(); continue }
                 let relative = folder.isEmpty ? name : folder + "/" + name
                 guard case .success(let child) = Syscall.lstat(layout.absolute(relative)) else { continue }
                 visit(relative, child)

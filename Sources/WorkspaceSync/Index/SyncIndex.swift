@@ -210,8 +210,9 @@ public final class SyncIndex {
         var changed = 0
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
+        var sawTemporary = false
         try transaction {
-            for (path, stamp) in try workspace.fileStamps() where !Self.isExcluded(path) {
+            for (path, stamp) in try workspace.fileStamps(sawTemporary: &sawTemporary) where !Self.isExcluded(path) {
                 seen.insert(path)
                 let old = known[path]
                 if let old, !old.deleted, old.stamp == stamp,
@@ -244,6 +245,10 @@ public final class SyncIndex {
             }
             _ = try objects.commit()
         }
+        // A writer killed mid-write (a sync's batch, an agent) left a temporary file; the next
+        // writer of its path would remove it, but that path may never be written again. Those
+        // whose lock is free now belong to nobody.
+        if sawTemporary { _ = try? workspace.reclaimTemporaries() }
         return changed
     }
 }
