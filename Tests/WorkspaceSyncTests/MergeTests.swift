@@ -130,9 +130,22 @@ struct UnionMergeTests {
         let laptop = base + "- 10:00 laptop: read paper\n"
         let desktop = base + "- 10:05 desktop: wrote summary\n- 10:06 desktop: filed it\n"
         let merged = JournalMerge.merge(base: base, ours: laptop, oursReplica: "b-laptop", theirs: desktop, theirsReplica: "a-desktop")
-        #expect(merged == base + "- 10:05 desktop: wrote summary\n- 10:06 desktop: filed it\n" + "- 10:00 laptop: read paper\n")
+        #expect(merged == base + "- 10:00 laptop: read paper\n- 10:05 desktop: wrote summary\n- 10:06 desktop: filed it\n", "by time")
         let mirrored = JournalMerge.merge(base: base, ours: desktop, oursReplica: "a-desktop", theirs: laptop, theirsReplica: "b-laptop")
         #expect(merged == mirrored, "every replica computes the same bytes")
+    }
+
+    @Test func journalEntriesInterleaveByTimeThenReplicaAndKeepTheirOwnOrder() {
+        let base = "# 2026-11-22\n"
+        let agent = base + "- 10:00:05 research: 6 messages\n  (with a note)\n- 10:20:00 chat: 4 messages\n"
+        let person = base + "- 10:10 called Ada\nno time on this line\n- 9:55 forgot this earlier\n- 10:20:00 chat: same second\n"
+        let merged = JournalMerge.merge(base: base, ours: agent, oursReplica: "b-server", theirs: person, theirsReplica: "a-laptop")
+        #expect(merged == base + "- 10:00:05 research: 6 messages\n  (with a note)\n- 10:10 called Ada\nno time on this line\n"
+                + "- 9:55 forgot this earlier\n- 10:20:00 chat: same second\n- 10:20:00 chat: 4 messages\n",
+                "a side's own order is kept; equal times: the smaller replica first")
+        #expect(merged == JournalMerge.merge(base: base, ours: person, oursReplica: "a-laptop", theirs: agent, theirsReplica: "b-server"))
+        #expect(JournalMerge.leadingTime("- 2026-11-22T07:03:09Z fetched") == "2026-11-2207:03:09")
+        #expect(JournalMerge.leadingTime("- 7:03 tea") == "07:03" && JournalMerge.leadingTime("- tea at 7:03") == nil)
     }
 
     @Test func aJournalEditThatIsNotAnAppendFallsBackToTheThreeWayMerge() {
