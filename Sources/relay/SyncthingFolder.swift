@@ -14,6 +14,8 @@ final class SyncthingFolder: @unchecked Sendable {
     private let lock = NSLock()
     private var running = false
     private var again = false
+    /// Copies already reported as left for a person (each is said once, not at every fold).
+    private var reportedLeft = Set<String>()
 
     init(workspace: Workspace, logger: Logger) {
         self.workspace = workspace
@@ -52,7 +54,12 @@ final class SyncthingFolder: @unchecked Sendable {
             for copy in outcome.merged {
                 logger.notice("merged a Syncthing conflict copy into its original and removed it", metadata: ["relay.copy": "\(copy)"])
             }
-            for copy in outcome.left {
+            let fresh = lock.withLock {
+                let fresh = outcome.left.filter { !reportedLeft.contains($0) }
+                reportedLeft = Set(outcome.left)
+                return fresh
+            }
+            for copy in fresh {
                 logger.warning("left a Syncthing conflict copy for a person: its changes overlap the original's", metadata: ["relay.copy": "\(copy)"])
             }
         } catch {

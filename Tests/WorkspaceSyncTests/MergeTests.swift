@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkspaceCore
 @testable import WorkspaceSync
 
 /// A small deterministic generator, so a failing random case can be replayed from its seed.

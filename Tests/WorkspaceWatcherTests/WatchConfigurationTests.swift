@@ -27,6 +27,13 @@ struct WatchConfigurationTests {
         #expect(configuration.rules(matching: "Research/README.md").isEmpty)
     }
 
+    @Test func conflictCopiesNeverFireARelay() throws {
+        let configuration = try parse(#"{"relays": {"research": {}}, "triggers": [{"pattern": "Research/**", "relay": "research"}]}"#)
+        #expect(configuration.rules(matching: "Research/paper.conflict-20261122-140301-ab12cd34ef56ab78.pdf").isEmpty)
+        #expect(configuration.rules(matching: "Research/paper.sync-conflict-20261122-140301-ABCDEF1.pdf").isEmpty)
+        #expect(configuration.rules(matching: "Research/conflict-of-interest.pdf").count == 1, "only real copy names")
+    }
+
     @Test func theWorkspaceTemplatesRelayJSONIsValid() throws {
         let file = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "relay.json" })
         let configuration = try WatchConfiguration.parse(file.bytes, file: "relay.json")

@@ -23,8 +23,11 @@ public struct TriggerRule: Sendable, Equatable {
     /// How many runs of this rule may go at once (default 1).
     public var concurrency: Int
 
+    /// Conflict copies (Relay's `name.conflict-…` and Syncthing's `name.sync-conflict-…`) never
+    /// match: they are another version of a file that fires on its own, and Relay or Syncthing
+    /// folds them back in.
     public func matches(_ path: String) -> Bool {
-        pattern.matches(path) && !excludes.contains { $0.matches(path) }
+        pattern.matches(path) && !excludes.contains { $0.matches(path) } && ConflictNames.original(of: path) == nil
     }
 }
 
