@@ -89,6 +89,35 @@ import WorkspaceCore
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
     }
 
+    @Test func anAppendMadeJustBeforeACrashIsNotMadeAgainOnResume() async throws {
+        let scratch = try RelayScratch()
+        let model = StepModel([.text("plan"), .text("facts"),
+                               .tools([StepModel.call("append_file", ["path": "Journal/agent/log.md", "text": "- wrote notes"])]),
+                               .text("draft"), .text("APPROVED")])
+        let manifest = try scratch.engine(model).prepare(ask: "Llamas?")
+        try await scratch.run(scratch.engine(model), manifest.id)
+        let agentJournal = "Journal/agent/" + manifest.localDate + ".md"
+        let journalLine = try #require(scratch.text(agentJournal))
+        #expect(scratch.text("Journal/agent/log.md") == "- wrote notes\n")
+
+        // What `kill -9` right after each append leaves: the append in the file, its intent in
+        // the run's journal, and nothing after it (first the tool's, then the end's).
+        let path = RunStore(workspace: scratch.workspace).journalPath(manifest.id)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        let intents = lines.indices.filter { lines[$0].contains(#""type":"intent""#) }
+        #expect(intents.count == 2, "one intent for the tool's append, one for the agents' journal line")
+        for (number, cut) in intents.reversed().enumerated() {
+            try (lines[...cut].joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+            // Killed right after the tool's append, the run had not written its journal line yet.
+            if number == 1 { try FileManager.default.removeItem(atPath: scratch.workspace.root + "/" + agentJournal) }
+            let rest = StepModel([.text("draft"), .text("APPROVED")])
+            try await scratch.run(scratch.engine(rest), manifest.id)
+            #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
+            #expect(scratch.text("Journal/agent/log.md") == "- wrote notes\n", "the tool's append is in the file once")
+            #expect(scratch.text(agentJournal) == journalLine, "the run's journal line is there once")
+        }
+    }
+
     @Test func aRecordedRunReplaysToIdenticalFiles() async throws {
         let scratch = try RelayScratch()
         try scratch.put("Chats/trip.md", "Earlier message.\n\n<!-- relay:end 1 · write your next message below this line -->\nPlan my trip to the llamas\n")

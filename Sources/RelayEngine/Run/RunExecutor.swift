@@ -26,6 +26,7 @@ struct RecordedRun {
     var responses: [String: JournalRecord] = [:]
     var tools: [String: JournalRecord] = [:]
     var effects: [String: JournalRecord] = [:]
+    var intents: [String: JournalRecord] = [:]
     var steps: [Int: JournalRecord] = [:]
     var ended: JournalRecord?
 
@@ -39,6 +40,7 @@ struct RecordedRun {
             case .step: if let step = record.step { steps[step] = record }
             case .finished: ended = record
             case .failed, .interrupted: ended = nil
+            case .intent: if let key = record.key { intents[key] = record }
             case .note: break
             }
         }
@@ -409,11 +411,21 @@ final class RunExecutor: @unchecked Sendable {
         } else if let recordedTool, mode == .live || AgentToolbox.isReadOnly(call.name) {
             // Done before the interruption (or, on replay, a read the recording answers).
             outcome = ToolOutcome(result: recordedTool.result ?? "", isError: recordedTool.isError ?? false)
+            if let path = recordedTool.path, recordedTool.mode != nil { filesWritten.append(path) }
             return ToolAnswer(outcome: outcome, milliseconds: milliseconds)
         } else {
             if mode == .replay, let recordedTool, let path = recordedTool.path { try seed(path, before: recordedTool.before, mode: recordedTool.mode) }
             let clock = ContinuousClock.now
-            outcome = AgentToolbox(workspace: workspace).run(tool!, arguments: arguments!, limit: limit)
+            let appendPath = tool == .appendFile ? arguments?["path"]?.stringValue : nil
+            let appendBytes = AgentToolbox.appendBytes(arguments?["text"]?.stringValue ?? "")
+            if mode == .live, let appendPath, let made = appendAlreadyMade(key, path: appendPath, bytes: appendBytes) {
+                // Appended before a crash that came before its record: not again.
+                outcome = ToolOutcome(result: "added \(appendBytes.count) bytes to \(made)", isError: false,
+                                      effects: [FileEffect(path: made, mode: .append, before: nil, after: ContentHash(of: appendBytes).hex)])
+            } else {
+                if mode == .live, let appendPath { try recordIntent(key, path: appendPath) }
+                outcome = AgentToolbox(workspace: workspace).run(tool!, arguments: arguments!, limit: limit)
+            }
             let elapsed = ContinuousClock.now - clock
             if mode == .live { milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
             if mode == .replay {
@@ -553,8 +565,13 @@ final class RunExecutor: @unchecked Sendable {
                 result = FileEffect(path: written.path, mode: .update, before: written.replaced?.hex, after: written.hash.hex)
             case .append:
                 let bytes = transform(nil)
-                let appended = try workspace.append(path, bytes: bytes, wholeLines: false)
-                result = FileEffect(path: appended.path, mode: .append, before: nil, after: ContentHash(of: bytes).hex)
+                if mode == .live, let made = appendAlreadyMade(key, path: path, bytes: bytes) {
+                    result = FileEffect(path: made, mode: .append, before: nil, after: ContentHash(of: bytes).hex)
+                } else {
+                    if mode == .live { try recordIntent(key, path: path) }
+                    let appended = try workspace.append(path, bytes: bytes, wholeLines: false)
+                    result = FileEffect(path: appended.path, mode: .append, before: nil, after: ContentHash(of: bytes).hex)
+                }
             }
         } catch let error as WorkspaceError {
             // A declared output into a refused path is the roster's fault, not the run's.
@@ -576,6 +593,32 @@ final class RunExecutor: @unchecked Sendable {
         effectRecord.before = result.before
         effectRecord.after = result.after
         try journal?.append(effectRecord)
+    }
+
+    /// Records, before an append, the size the file has: if the run dies after the append and
+    /// before the append's own record, resume finds the bytes instead of appending them twice.
+    private func recordIntent(_ key: String, path: String) throws {
+        guard let resolved = try? workspace.resolve(path) else { return }  // the append itself says why
+        var intent = JournalRecord(.intent)
+        intent.key = key
+        intent.path = resolved.relative
+        intent.offset = workspace.stamp(ofFileAt: resolved.relative)?.size ?? 0
+        try journal?.append(intent)
+    }
+
+    /// The path, if an append recorded as intended before an interruption is already in the
+    /// file: `bytes` at or after the size the file had then.
+    private func appendAlreadyMade(_ key: String, path: String, bytes: [UInt8]) -> String? {
+        guard let intent = recorded.intents[key], let offset = intent.offset, let relative = intent.path, !bytes.isEmpty,
+              let content = try? workspace.read(relative), content.count >= offset + bytes.count else { return nil }
+        let tail = content[offset...]
+        guard let first = bytes.first else { return nil }
+        var start = tail.startIndex
+        while let found = tail[start...].firstIndex(of: first), tail.endIndex - found >= bytes.count {
+            if tail[found..<(found + bytes.count)].elementsEqual(bytes) { return relative }
+            start = found + 1
+        }
+        return nil
     }
 
     private func check(_ effect: FileEffect, against recorded: JournalRecord, what: String, by: String? = nil) {

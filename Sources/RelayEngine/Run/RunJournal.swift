@@ -11,6 +11,9 @@ import LanguageModels
 public struct JournalRecord: Sendable, Codable, Equatable {
     public enum Kind: String, Sendable, Codable {
         case request, response, tool, effect, step, note, interrupted, failed, finished
+        /// An append about to be made (the file's size then): an append is the one change that
+        /// is not idempotent, so resume looks for its bytes before making it again.
+        case intent
     }
 
     public var type: Kind
@@ -42,6 +45,8 @@ public struct JournalRecord: Sendable, Codable, Equatable {
     public var mode: String?
     public var before: String?
     public var after: String?
+    // intent: the size of the file just before the append
+    public var offset: Int?
     // step, note, failed, finished
     public var message: String?
     public var state: String?

@@ -170,7 +170,7 @@ public struct RunStore: Sendable {
             case .interrupted:
                 summary.state = .interrupted
                 summary.error = record.message
-            case .request, .note: break
+            case .request, .note, .intent: break
             }
         }
         if summary.state != .done, summary.state != .skipped, isRunning(manifest.id) { summary.state = .running }
