@@ -128,6 +128,20 @@ import WorkspaceCore
             == .skipped("paper.pdf is a PDF and pdftotext is not installed (apt-get install poppler-utils), so it was not read"))
     }
 
+    @Test func aConverterThatHangsIsStoppedAndTheFileSkipped() throws {
+        let scratch = try RelayScratch()
+        // A pdftotext that never finishes, as a real one can on a hostile document.
+        let tools = scratch.base + "/tools"
+        try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
+        try "#!/bin/sh\nexec sleep 30\n".write(toFile: tools + "/pdftotext", atomically: false, encoding: .utf8)
+        chmod(tools + "/pdftotext", 0o755)
+        FileManager.default.createFile(atPath: scratch.workspace.root + "/paper.pdf", contents: Data("%PDF-1.4\n".utf8))
+        let started = Date()
+        let outcome = InputConverter.text(ofFileAt: scratch.workspace.root + "/paper.pdf", path: "paper.pdf", search: [tools], timeout: 0.5)
+        #expect(outcome == .skipped("paper.pdf: pdftotext took longer than 0 s and was stopped, so it was not read"))
+        #expect(Date().timeIntervalSince(started) < 20, "it did not wait for the converter to finish")
+    }
+
     @Test(.enabled(if: InputConverter.executable("pdftotext") != nil, "pdftotext is not installed — `make deps` installs poppler-utils"))
     func aPDFIsReadWithPdftotext() async throws {
         let scratch = try RelayScratch()

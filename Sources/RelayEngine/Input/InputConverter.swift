@@ -21,7 +21,10 @@ enum InputConverter {
     /// The most bytes read from a text file or a converter (8 MiB); a model sees far less.
     static let readLimit = 8 << 20
 
-    static func text(ofFileAt absolute: String, path: String, search: [String]? = nil) -> Outcome {
+    /// How long a converter may run before it is stopped and the file skipped.
+    static let defaultTimeout: TimeInterval = 120
+
+    static func text(ofFileAt absolute: String, path: String, search: [String]? = nil, timeout: TimeInterval = defaultTimeout) -> Outcome {
         guard let handle = FileHandle(forReadingAtPath: absolute) else { return .skipped("\(path) cannot be opened") }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: readLimit)) ?? Data()
@@ -31,12 +34,13 @@ enum InputConverter {
 
         if bytes.starts(with: Array("%PDF".utf8)) || ext == "pdf" {
             return convert(absolute, path: path, kind: "a PDF", tool: "pdftotext", arguments: ["-layout", "-enc", "UTF-8", absolute, "-"],
-                           package: "poppler-utils", search: search)
+                           package: "poppler-utils", search: search, timeout: timeout)
         }
         let pandocFormats = ["docx": "docx", "odt": "odt", "epub": "epub", "rtf": "rtf", "html": "html", "htm": "html"]
         if let format = pandocFormats[ext] {
             let outcome = convert(absolute, path: path, kind: "a \(ext.uppercased()) file", tool: "pandoc",
-                                  arguments: ["--from", format, "--to", "plain", "--wrap", "none", absolute], package: "pandoc", search: search)
+                                  arguments: ["--from", format, "--to", "plain", "--wrap", "none", absolute], package: "pandoc", search: search,
+                                  timeout: timeout)
             if case .skipped = outcome, format == "html", let html = String(validating: bytes, as: UTF8.self) {
                 return .text(strippingTags(html), note: "HTML read without pandoc (tags stripped); install pandoc for better text")
             }
@@ -74,7 +78,8 @@ enum InputConverter {
         return folders.map { $0 + "/" + tool }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    private static func convert(_ absolute: String, path: String, kind: String, tool: String, arguments: [String], package: String, search: [String]?) -> Outcome {
+    private static func convert(_ absolute: String, path: String, kind: String, tool: String, arguments: [String], package: String,
+                                search: [String]?, timeout: TimeInterval) -> Outcome {
         guard let executable = executable(tool, search: search) else {
             return .skipped("\(path) is \(kind) and \(tool) is not installed (apt-get install \(package)), so it was not read")
         }
@@ -88,10 +93,23 @@ enum InputConverter {
         do { try process.run() } catch {
             return .skipped("\(path): \(tool) could not be started (\(error))")
         }
+        // A document that sends the converter into a loop must not hold the relay forever.
+        let timedOut = TimeoutFlag()
+        let deadline = DispatchWorkItem { [process] in
+            guard process.isRunning else { return }
+            timedOut.set()
+            // SIGKILL: a daemon that handles SIGTERM itself ignores it, and children inherit that.
+            kill(process.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
         // Read while it runs, so a big document cannot fill the pipe and stall it.
         let data = output.fileHandleForReading.readDataToEndOfFile()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(300), as: UTF8.self)
         process.waitUntilExit()
+        deadline.cancel()
+        if timedOut.isSet {
+            return .skipped("\(path): \(tool) took longer than \(Int(timeout)) s and was stopped, so it was not read")
+        }
         guard process.terminationStatus == 0 else {
             return .skipped("\(path): \(tool) failed (status \(process.terminationStatus)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
@@ -113,4 +131,12 @@ enum InputConverter {
         text = text.replacingOccurrences(of: "[ \t]+", with: " ", options: .regularExpression)
         return text.replacingOccurrences(of: "\n\\s*\n+", with: "\n\n", options: .regularExpression).trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// Set once, from the timer's thread, read after the converter exited.
+private final class TimeoutFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

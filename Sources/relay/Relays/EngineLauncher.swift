@@ -12,7 +12,13 @@ struct EngineLauncher: RelayLauncher {
     let logger: Logger
 
     func run(relay: String, path: String, hash: String) async throws {
-        guard let manifest = try engine.prepare(trigger: relay, path: path, hash: hash) else {
+        // Preparing converts the dropped file (pdftotext, pandoc: seconds for a big document):
+        // on a thread of its own, so the daemon's few cooperative threads keep serving.
+        let engine = self.engine
+        let prepared = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RunManifest?, any Error>) in
+            Thread { continuation.resume(with: Result { try engine.prepare(trigger: relay, path: path, hash: hash) }) }.start()
+        }
+        guard let manifest = prepared else {
             logger.info("nothing new to answer", metadata: ["relay.path": "\(path)", "relay.relay": "\(relay)"])
             return
         }
