@@ -5,6 +5,12 @@ import WorkspaceCore
 /// A replica's sync index, `.relay/sync.sqlite`: per path the content hash, stamp, version
 /// vector and tombstone, and per (peer, path) the last version both had (the merge base, its
 /// content kept in the object store). `refresh` brings it up to date with the disk.
+///
+/// Every row carries this replica's local sequence: each write of a row takes the next number
+/// of one counter (`meta.sequence`, allocated inside the write transaction, so two processes
+/// never hand out the same one). A peer that saw the index up to sequence N asks only for rows
+/// above N (`changes(since:)`). `meta.epoch`, a random id made with the index, names this
+/// index's history: a deleted or replaced index has another one, and peers read it whole.
 public final class SyncIndex {
     public struct Entry: Sendable, Equatable, Codable {
         public var path: String
@@ -16,14 +22,18 @@ public final class SyncIndex {
         /// When the scan that recorded the stamp ran (ns since 1970): a file modified within
         /// the timestamp granularity of that moment is "racy" and re-hashed next time.
         public var scanned: Int64
+        /// The replica's sequence number of the write that made this row (set by `put`, which
+        /// ignores the value it is given).
+        public var sequence: Int64
 
-        public init(path: String, hash: String, stamp: FileStamp, vector: VersionVector, deleted: Bool, scanned: Int64) {
+        public init(path: String, hash: String, stamp: FileStamp, vector: VersionVector, deleted: Bool, scanned: Int64, sequence: Int64 = 0) {
             self.path = path
             self.hash = hash
             self.stamp = stamp
             self.vector = vector
             self.deleted = deleted
             self.scanned = scanned
+            self.sequence = sequence
         }
     }
 
@@ -37,7 +47,7 @@ public final class SyncIndex {
     private var statements: [String: SQLiteDatabase.Statement] = [:]
 
     /// A prepared statement, compiled once per connection.
-    private func statement(_ sql: String) throws -> SQLiteDatabase.Statement {
+    func statement(_ sql: String) throws -> SQLiteDatabase.Statement {
         if let prepared = statements[sql] { return prepared }
         let prepared = try database.prepare(sql)
         statements[sql] = prepared
@@ -55,17 +65,49 @@ public final class SyncIndex {
         self.workspace = workspace
         self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
         self.replica = try workspace.replicaID()
-        database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        let database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        try database.transaction { try Self.createOrMigrate(database) }
+        self.database = database
+        epoch = try database.prepare("SELECT value FROM meta WHERE key = 'epoch'").rows([]) { $0.text(0) }.first ?? ""
+    }
+
+    /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
+    /// get 0, below anything a peer can have seen), the counter and the epoch. Runs in one
+    /// transaction, so two processes opening an old index migrate it once.
+    private static func createOrMigrate(_ database: SQLiteDatabase) throws {
         try database.execute("""
             CREATE TABLE IF NOT EXISTS files (
                 path TEXT PRIMARY KEY, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
-                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL);
+                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL,
+                seq INTEGER NOT NULL DEFAULT 0);
             CREATE TABLE IF NOT EXISTS bases (peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (peer, path));
             CREATE TABLE IF NOT EXISTS conflicts (
                 id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, copy TEXT NOT NULL, time INTEGER NOT NULL,
                 kept TEXT NOT NULL, copied TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
+            CREATE TABLE IF NOT EXISTS peers (peer TEXT PRIMARY KEY, epoch TEXT NOT NULL, sequence INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS peer_entries (
+                peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
+                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL,
+                seq INTEGER NOT NULL, PRIMARY KEY (peer, path));
             """)
+        let columns = try database.prepare("PRAGMA table_info(files)").rows([]) { $0.text(1) }
+        if !columns.contains("seq") {
+            try database.execute("ALTER TABLE files ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+        }
+        try database.execute("CREATE INDEX IF NOT EXISTS files_seq ON files (seq)")
+        try database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)").run([.text(Self.newEpoch())])
+        try database.execute("INSERT OR IGNORE INTO meta (key, value) SELECT 'sequence', COALESCE(MAX(seq), 0) FROM files")
     }
+
+    static func newEpoch() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+    }
+
+    /// This index's identity: made at random when the index was created (or first migrated),
+    /// so a replica whose index was deleted or replaced by another file is recognised.
+    public let epoch: String
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
@@ -73,21 +115,35 @@ public final class SyncIndex {
 
     public func entries() throws -> [String: Entry] {
         var result: [String: Entry] = [:]
-        for entry in try database.prepare("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files").rows([], Self.entry) {
+        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], Self.entry) {
             result[entry.path] = entry
         }
         return result
     }
 
     public func entry(_ path: String) throws -> Entry? {
-        try statement("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files WHERE path = ?1")
+        try statement("SELECT \(Self.columns) FROM files WHERE path = ?1")
             .rows([.text(path)], Self.entry).first
     }
 
-    private static func entry(_ row: SQLiteDatabase.Row) -> Entry {
+    static let columns = "path, hash, inode, size, mtime, vector, deleted, scanned, seq"
+
+    static func entry(_ row: SQLiteDatabase.Row) -> Entry {
         Entry(path: row.text(0), hash: row.text(1),
               stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
-              vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7))
+              vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7),
+              sequence: row.integer(8))
+    }
+
+    static func values(_ entry: Entry) -> [SQLiteDatabase.Statement.Value] {
+        [.text(entry.path), .text(entry.hash), .integer(Int64(bitPattern: entry.stamp.inode)), .integer(Int64(entry.stamp.size)),
+         .integer(entry.stamp.modifiedNanoseconds), .text(entry.vector.description), .integer(entry.deleted ? 1 : 0),
+         .integer(entry.scanned), .integer(entry.sequence)]
+    }
+
+    /// The sequence number of the latest write to this index.
+    public func sequence() throws -> Int64 {
+        try statement("SELECT value FROM meta WHERE key = 'sequence'").rows([]) { $0.integer(0) }.first ?? 0
     }
 
     /// Every merge base recorded with `peer`, path → hash.
@@ -105,15 +161,25 @@ public final class SyncIndex {
 
     // MARK: Writing
 
-    public func put(_ entry: Entry) throws {
+    /// Writes the row with the next sequence number, which it returns (the entry as stored
+    /// has it). The counter and the row change in one transaction.
+    @discardableResult
+    public func put(_ entry: Entry) throws -> Int64 {
         try willWrite()
-        try statement("""
-            INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
-                vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned
-            """).run([.text(entry.path), .text(entry.hash), .integer(Int64(bitPattern: entry.stamp.inode)), .integer(Int64(entry.stamp.size)),
-                      .integer(entry.stamp.modifiedNanoseconds), .text(entry.vector.description), .integer(entry.deleted ? 1 : 0),
-                      .integer(entry.scanned)])
+        return try transaction {
+            guard let sequence = try statement("UPDATE meta SET value = value + 1 WHERE key = 'sequence' RETURNING value")
+                .rows([], { $0.integer(0) }).first else {
+                throw SyncError(message: "\(database.file): the sequence counter is missing")
+            }
+            var stored = entry
+            stored.sequence = sequence
+            try statement("""
+                INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+                    vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned, seq = excluded.seq
+                """).run(Self.values(stored))
+            return sequence
+        }
     }
 
     public func setBase(peer: String, path: String, hash: String) throws {
@@ -143,7 +209,7 @@ public final class SyncIndex {
         return try database.transaction(body)
     }
 
-    private func willWrite() throws {
+    func willWrite() throws {
         guard batchesWrites, !inTransaction else { return }
         try database.execute("BEGIN IMMEDIATE")
         inTransaction = true
@@ -177,6 +243,7 @@ public final class SyncIndex {
 
     /// `refresh()` on entries already read (`entries()`), which it brings up to date: the sync
     /// reads its index once.
+    @discardableResult
     public func refresh(_ current: inout [String: Entry]) throws -> Int {
         let known = current
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
@@ -203,7 +270,7 @@ public final class SyncIndex {
                     }
                     changed += 1
                 }
-                try put(entry)
+                entry.sequence = try put(entry)
                 current[path] = entry
             }
             for (path, entry) in known where !entry.deleted && !seen.contains(path) {
@@ -212,7 +279,7 @@ public final class SyncIndex {
                 tombstone.hash = ""
                 tombstone.vector.increment(replica)
                 tombstone.scanned = now
-                try put(tombstone)
+                tombstone.sequence = try put(tombstone)
                 current[path] = tombstone
                 changed += 1
             }

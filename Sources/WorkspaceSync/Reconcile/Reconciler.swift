@@ -15,6 +15,9 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var actions: [String] = []
     /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
     public var refused: [String] = []
+    /// How the peer's index came over the protocol (nil for a folder): rows at refresh,
+    /// whether it was the whole index, rows with the closing ack.
+    public var peerIndex: IndexTransfer?
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
@@ -62,11 +65,12 @@ public final class Reconciler {
         public init() {}
     }
 
-    /// A copy staged on `target`, waiting for its batch to be flushed.
+    /// A copy (or a removal) staged on `target`, waiting for its batch to be flushed.
     struct PendingCopy {
         var path: String
         var hash: String
         var bytes: Int
+        var removal = false
     }
 
     struct Side {
@@ -101,6 +105,11 @@ public final class Reconciler {
         guard local.replica != peer.replica else {
             throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
         }
+        // The peer's index is copied into ours, so the next sync over the protocol asks only
+        // for what changed there since.
+        if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
+            remote.cache = index
+        }
         var a = Side(endpoint: local, entries: try local.refresh(), name: "here")
         var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
         var summary = SyncSummary()
@@ -130,11 +139,14 @@ public final class Reconciler {
                 }
             }
             try flush(&a, &b, &summary)
+            try local.finish()
+            try peer.finish()
         } catch {
             // What is already installed is recorded before the error goes up.
             _ = try? flush(&a, &b, &summary)
             throw error
         }
+        summary.peerIndex = peer.indexTransfer
         progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         return summary
     }
@@ -159,13 +171,15 @@ public final class Reconciler {
             let pending = targetIsA ? a.pending : b.pending
             let results = try (targetIsA ? a : b).endpoint.flush()
             if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
-            for copy in pending {
+            let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)
+            for copy in pending where !failed.contains(copy.path) {
                 guard let result = results[copy.path], let entry = result else {
                     summary.skipped.append(copy.path)
                     logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(copy.path)"])
                     continue
                 }
                 if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
+                if copy.removal { continue }
                 // The target stored the content at stage time and the source at refresh.
                 try setBases(copy.path, hash: copy.hash, a, b, content: nil)
             }
@@ -173,6 +187,19 @@ public final class Reconciler {
         // The base rows just written.
         _ = try a.endpoint.flush()
         _ = try b.endpoint.flush()
+        _ = try reportDeferredFailures(a.endpoint, &summary)
+        _ = try reportDeferredFailures(b.endpoint, &summary)
+    }
+
+    /// Requests an endpoint sent without waiting that failed: the paths skipped or refused,
+    /// as if the request had failed at once.
+    private func reportDeferredFailures(_ endpoint: ReplicaEndpoint, _ summary: inout SyncSummary) throws -> Set<String> {
+        var paths = Set<String>()
+        for (path, error) in try endpoint.takeDeferredFailures() {
+            paths.insert(path)
+            try handle(error, path: path, &summary)
+        }
+        return paths
     }
 
     // MARK: One path
@@ -213,7 +240,9 @@ public final class Reconciler {
             summary.deleted += 1
             summary.actions.append("delete (\(target.name)): \(path)")
             if options.dryRun { return }
-            target.entries[path] = try target.endpoint.remove(path, expected: expected, vector: entry.vector)
+            // Removed with the batch's copies: one flush for all, the file checked just before.
+            try target.endpoint.stageRemoval(path, expected: expected, vector: entry.vector)
+            target.pending.append(PendingCopy(path: path, hash: "", bytes: 0, removal: true))
             return
         }
         let bytes = try source.endpoint.read(path, expected: entry.hash)
