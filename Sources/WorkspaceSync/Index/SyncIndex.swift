@@ -163,8 +163,13 @@ public final class SyncIndex {
 
     /// Writes the row with the next sequence number, which it returns (the entry as stored
     /// has it). The counter and the row change in one transaction.
+    ///
+    /// - parameter restamp: the write only records a new stamp and scan time of content the
+    ///   row already has (a file touched, or re-hashed because it was racy): when the stored
+    ///   row has the same hash, vector and tombstone, it keeps its sequence number, so peers
+    ///   are not sent a row in which nothing they reconcile on moved.
     @discardableResult
-    public func put(_ entry: Entry) throws -> Int64 {
+    public func put(_ entry: Entry, restamp: Bool = false) throws -> Int64 {
         try willWrite()
         return try transaction {
             guard let sequence = try statement("UPDATE meta SET value = value + 1 WHERE key = 'sequence' RETURNING value")
@@ -173,12 +178,14 @@ public final class SyncIndex {
             }
             var stored = entry
             stored.sequence = sequence
-            try statement("""
+            return try statement("""
                 INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
-                    vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned, seq = excluded.seq
-                """).run(Self.values(stored))
-            return sequence
+                    vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned,
+                    seq = CASE WHEN ?10 AND files.hash = excluded.hash AND files.vector = excluded.vector AND files.deleted = excluded.deleted
+                               THEN files.seq ELSE excluded.seq END
+                RETURNING seq
+                """).rows(Self.values(stored) + [.integer(restamp ? 1 : 0)], { $0.integer(0) }).first ?? sequence
         }
     }
 
@@ -261,7 +268,8 @@ public final class SyncIndex {
                 var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
                 entry.stamp = fresh
                 entry.scanned = now
-                if old == nil || old!.deleted || old!.hash != hash.hex {
+                let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
+                if !restamp {
                     entry.hash = hash.hex
                     entry.deleted = false
                     entry.vector.increment(replica)
@@ -270,7 +278,7 @@ public final class SyncIndex {
                     }
                     changed += 1
                 }
-                entry.sequence = try put(entry)
+                entry.sequence = try put(entry, restamp: restamp)
                 current[path] = entry
             }
             for (path, entry) in known where !entry.deleted && !seen.contains(path) {

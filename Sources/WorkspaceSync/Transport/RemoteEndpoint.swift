@@ -12,10 +12,12 @@ import Glibc
 public final class RemoteEndpoint: ReplicaEndpoint {
     public private(set) var replica: String
     public let location: String
-    private let process: Process
+    /// The command at the other end; nil for a connection made by the caller.
+    private let process: Process?
     private let toPeer: FileHandle
     private let fromPeer: FileHandle
-    private let errors: Pipe
+    private let errors: Pipe?
+    private var open = true
     private let encoder = JSONEncoder(), decoder = JSONDecoder()
 
     /// Where this client keeps its copy of the peer's index (the local replica's index), so a
@@ -35,21 +37,38 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     /// Starts `command` (its first element is looked up in PATH) and says hello.
     public init(command: [String], location: String) throws {
-        process = Process()
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
-        let input = Pipe(), output = Pipe()
-        errors = Pipe()
+        let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch {
             throw EndpointError.transport("could not start \(command.first ?? "?"): \(error)")
         }
+        self.process = process
+        self.errors = errors
         toPeer = input.fileHandleForWriting
         fromPeer = output.fileHandleForReading
         self.location = location
         self.replica = ""
+        try sayHello()
+    }
+
+    /// A connection the caller made (to a `SyncServer` on a socket or a pair of pipes): the
+    /// protocol from `hello` on.
+    public init(writingTo toPeer: FileHandle, readingFrom fromPeer: FileHandle, location: String) throws {
+        process = nil
+        errors = nil
+        self.toPeer = toPeer
+        self.fromPeer = fromPeer
+        self.location = location
+        self.replica = ""
+        try sayHello()
+    }
+
+    private func sayHello() throws {
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
         let response: SyncProtocol.Response
@@ -77,13 +96,16 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     deinit { close() }
 
     public func close() {
-        guard process.isRunning else { return }
+        guard open else { return }
+        open = false
+        if let process, !process.isRunning { return }
         _ = try? send(SyncProtocol.Request(op: "bye"))
         try? toPeer.close()
-        process.waitUntilExit()
+        process?.waitUntilExit()
     }
 
     private func peerErrors() -> String {
+        guard let process, let errors else { return "nothing" }
         if process.isRunning { process.terminate() }
         let text = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? "nothing" : text
