@@ -202,4 +202,20 @@ struct IndexChangesTests {
         #expect(try #require(try index.entry("a.md")).sequence > first)
         #expect(try index.changes(since: first).entries.map(\.path) == ["a.md"])
     }
+
+    @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let b = try Replica(base, "desktop")
+        let toServer = Pipe(), fromServer = Pipe()
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = 2
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(hello))
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(SyncProtocol.Request(op: "bye")))
+        try SyncServer.serve(try LocalEndpoint(workspace: b.workspace), input: toServer.fileHandleForReading.fileDescriptor,
+                             output: fromServer.fileHandleForWriting.fileDescriptor)
+        let frame = try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor))
+        let answer = try JSONDecoder().decode(SyncProtocol.Response.self, from: frame)
+        #expect(!answer.ok)
+        #expect(answer.message?.contains("speaks sync protocol 3, the client 2") == true, "\(answer.message ?? "")")
+    }
 }
