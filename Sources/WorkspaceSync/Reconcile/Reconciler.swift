@@ -110,8 +110,9 @@ public final class Reconciler {
         if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
             remote.cache = index
         }
-        var a = Side(endpoint: local, entries: try local.refresh(), name: "here")
-        var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
+        let (localEntries, peerEntries) = try refreshBoth()
+        var a = Side(endpoint: local, entries: localEntries, name: "here")
+        var b = Side(endpoint: peer, entries: peerEntries, name: "peer")
         var summary = SyncSummary()
         // The peer's paths are untrusted: check each against our sandbox before anything else.
         // Paths our own index holds came from our own walk or passed this check before (and
@@ -149,6 +150,31 @@ public final class Reconciler {
         summary.peerIndex = peer.indexTransfer
         progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         return summary
+    }
+
+    /// Both refreshes at once — each walks its tree and reads its index, the larger part of a
+    /// sync that changes little: a peer over the protocol is asked first and refreshes while
+    /// this side does; two folders refresh on two threads (each side has its own index
+    /// connection and object store).
+    private func refreshBoth() throws -> ([String: SyncIndex.Entry], [String: SyncIndex.Entry]) {
+        if let remote = peer as? RemoteEndpoint {
+            try remote.requestRefresh()
+            let mine = try local.refresh()
+            return (mine, try remote.refresh())
+        }
+        let other = PeerRefresh(peer)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            other.run()
+            finished.signal()
+        }
+        let mine: [String: SyncIndex.Entry]
+        do { mine = try local.refresh() } catch {
+            finished.wait()
+            throw error
+        }
+        finished.wait()
+        return (mine, try other.result!.get())
     }
 
     private func handle(_ error: EndpointError, path: String, _ summary: inout SyncSummary) throws {
@@ -390,4 +416,13 @@ extension Reconciler.Side {
     func isFull(_ options: Reconciler.Options) -> Bool {
         pending.count >= options.batchFiles || pendingBytes >= options.batchBytes
     }
+}
+
+/// A peer's refresh on a thread of its own; the endpoint is used by no other thread until the
+/// caller has waited for it.
+private final class PeerRefresh: @unchecked Sendable {
+    let endpoint: ReplicaEndpoint
+    var result: Result<[String: SyncIndex.Entry], Error>?
+    init(_ endpoint: ReplicaEndpoint) { self.endpoint = endpoint }
+    func run() { result = Result { try endpoint.refresh() } }
 }

@@ -169,13 +169,10 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// the whole index when there is no copy or anything about it is doubtful (another epoch,
     /// a sequence that went backwards, a result whose digest is not the peer's).
     public func refresh() throws -> [String: SyncIndex.Entry] {
-        var request = SyncProtocol.Request(op: "refresh")
-        let state = try cache?.peerState(replica)
-        if let state {
-            request.epoch = state.epoch
-            request.since = state.sequence
-        }
-        var response = try send(request)
+        if refreshRequested == nil { try requestRefresh() }
+        let state = refreshRequested ?? nil
+        refreshRequested = nil
+        var response = try receive(op: "refresh", path: nil)
         var changes = response.entries ?? []
         var view: [String: SyncIndex.Entry]?
         if response.whole == false {
@@ -204,6 +201,24 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             refreshed = (epoch, sequence)
         }
         return view ?? [:]
+    }
+
+    /// The state of the copy a refresh asked from (nil inside: no copy), until `refresh` reads
+    /// the answer.
+    private var refreshRequested: (epoch: String, sequence: Int64)??
+
+    /// Sends the `refresh` request now, so the peer walks its tree while this side does;
+    /// `refresh()` reads the answer.
+    public func requestRefresh() throws {
+        var request = SyncProtocol.Request(op: "refresh")
+        let state = try cache?.peerState(replica)
+        if let state {
+            request.epoch = state.epoch
+            request.since = state.sequence
+        }
+        try drain()
+        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        refreshRequested = .some(state)
     }
 
     /// The ack: the rows the peer's index got since the refresh (the ones this sync wrote
