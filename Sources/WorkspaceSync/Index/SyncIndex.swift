@@ -234,7 +234,7 @@ public final class SyncIndex {
     /// Paths sync never carries: Relay's state and temporary files.
     public static func isExcluded(_ path: String) -> Bool {
         if path == ".relay" || path.hasPrefix(".relay/") { return true }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
         return name.hasPrefix(WorkspaceLayout.temporaryPrefix) || name.hasPrefix(".relay-cookie-")
     }
 
@@ -254,14 +254,18 @@ public final class SyncIndex {
     public func refresh(_ current: inout [String: Entry]) throws -> Int {
         let known = current
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
-        var seen = Set<String>()
+        // Live rows whose file the walk found: when that is all of them, no file vanished and
+        // the walk's paths need no set to find the ones that did.
+        let liveKnown = known.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
+        var liveSeen = 0
         var changed = 0
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         try transaction {
-            for (path, stamp) in try workspace.fileStamps() where !Self.isExcluded(path) {
-                seen.insert(path)
+            let stamps = try workspace.fileStamps()
+            for (path, stamp) in stamps where !Self.isExcluded(path) {
                 let old = known[path]
+                if let old, !old.deleted { liveSeen += 1 }
                 if let old, !old.deleted, old.stamp == stamp,
                    stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
                 guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
@@ -281,7 +285,8 @@ public final class SyncIndex {
                 entry.sequence = try put(entry, restamp: restamp)
                 current[path] = entry
             }
-            for (path, entry) in known where !entry.deleted && !seen.contains(path) {
+            let seen = liveSeen < liveKnown ? Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) }) : []
+            for (path, entry) in known where liveSeen < liveKnown && !entry.deleted && !seen.contains(path) {
                 var tombstone = entry
                 tombstone.deleted = true
                 tombstone.hash = ""

@@ -127,7 +127,7 @@ public final class Reconciler {
             }
         }
         let paths = Set(a.entries.keys).union(b.entries.keys).sorted()
-        try guardMassDeletion(a, b, paths: paths)
+        try guardMassDeletion(a, b)
 
         do {
             for (done, path) in paths.enumerated() {
@@ -395,15 +395,16 @@ public final class Reconciler {
 
     // MARK: Safety
 
-    private func guardMassDeletion(_ a: Side, _ b: Side, paths: [String]) throws {
+    private func guardMassDeletion(_ a: Side, _ b: Side) throws {
         guard !options.force else { return }
         for (source, target) in [(a, b), (b, a)] {
-            let targetLive = target.entries.values.filter { !$0.deleted }.count
-            let sourceLive = source.entries.values.filter { !$0.deleted }.count
-            let deletions = paths.filter { path in
-                guard let s = source.entries[path], s.deleted, let t = target.entries[path], !t.deleted else { return false }
-                return s.vector.dominates(t.vector)
-            }.count
+            // Counted without copying the entries: this runs on every sync, over every path.
+            let targetLive = target.entries.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
+            var sourceLive = 0, deletions = 0
+            for s in source.entries.values {
+                guard s.deleted else { sourceLive += 1; continue }
+                if let t = target.entries[s.path], !t.deleted, s.vector.dominates(t.vector) { deletions += 1 }
+            }
             let emptied = sourceLive == 0 && targetLive > 0 && deletions > 0
             if emptied || (deletions >= 5 && Double(deletions) > options.massDeletionShare * Double(targetLive)) {
                 throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(target.endpoint.location) because they were deleted on \(source.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
