@@ -66,7 +66,8 @@ extension SyncIndex {
     /// The copy of the peer's index, as of `peerState(peer).sequence`.
     public func peerEntries(_ peer: String) throws -> [String: Entry] {
         var result: [String: Entry] = [:]
-        for entry in try statement("SELECT \(Self.columns) FROM peer_entries WHERE peer = ?1").rows([.text(peer)], Self.entry) {
+        var reader = EntryReader()
+        for entry in try statement("SELECT \(Self.columns) FROM peer_entries WHERE peer = ?1").rows([.text(peer)], { reader.entry($0) }) {
             result[entry.path] = entry
         }
         return result

@@ -115,7 +115,8 @@ public final class SyncIndex {
 
     public func entries() throws -> [String: Entry] {
         var result: [String: Entry] = [:]
-        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], Self.entry) {
+        var reader = EntryReader()
+        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) }) {
             result[entry.path] = entry
         }
         return result
@@ -133,6 +134,24 @@ public final class SyncIndex {
               stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
               vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7),
               sequence: row.integer(8))
+    }
+
+    /// Reads rows into entries, parsing each distinct vector text once: most rows of an index
+    /// share a handful of vectors, and the entries then share their storage too.
+    struct EntryReader {
+        private var vectors: [String: VersionVector] = [:]
+
+        mutating func entry(_ row: SQLiteDatabase.Row) -> Entry {
+            let text = row.text(5)
+            let vector: VersionVector
+            if let known = vectors[text] { vector = known } else {
+                vector = VersionVector(text: text) ?? VersionVector()
+                vectors[text] = vector
+            }
+            return Entry(path: row.text(0), hash: row.text(1),
+                         stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
+                         vector: vector, deleted: row.integer(6) != 0, scanned: row.integer(7), sequence: row.integer(8))
+        }
     }
 
     static func values(_ entry: Entry) -> [SQLiteDatabase.Statement.Value] {
