@@ -45,7 +45,15 @@ extension SyncIndex {
             mix(0)
             for byte in entry.hash.utf8 { mix(byte) }
             mix(0)
-            for byte in entry.vector.description.utf8 { mix(byte) }
+            // The vector's counters in any order (no sorted text to build): a sum of their hashes.
+            var counters: UInt64 = 0
+            for (replica, count) in entry.vector.counters {
+                var counter: UInt64 = 0xcbf2_9ce4_8422_2325
+                for byte in replica.utf8 { counter = (counter ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                counter = (counter ^ count) &* 0x100_0000_01b3
+                counters = counters &+ counter
+            }
+            for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: counters)); counters >>= 8 }
             mix(entry.deleted ? 1 : 2)
             var sequence = UInt64(bitPattern: entry.sequence)
             for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: sequence)); sequence >>= 8 }
