@@ -161,7 +161,7 @@ struct IndexChangesTests {
             let database = try SQLiteDatabase(file: b.root + "/.relay/sync.sqlite")
             try database.execute("""
                 DROP INDEX files_seq; ALTER TABLE files DROP COLUMN seq;
-                DROP TABLE meta; DROP TABLE peers; DROP TABLE peer_entries;
+                DROP TABLE meta; DROP TABLE peers; DROP TABLE peer_entries; PRAGMA user_version = 0;
                 """)
         }
         let rowsBefore = try SQLiteDatabase(file: b.root + "/.relay/sync.sqlite").prepare("SELECT COUNT(*) FROM files").rows([]) { $0.integer(0) }

@@ -66,10 +66,18 @@ public final class SyncIndex {
         self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
         self.replica = try workspace.replicaID()
         let database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
-        try database.transaction { try Self.createOrMigrate(database) }
+        // A read first: an index already in this format is opened without taking the write
+        // lock (a sync may hold it for a while).
+        let format = try database.prepare("PRAGMA user_version").rows([]) { $0.integer(0) }.first ?? 0
+        if format < Self.format {
+            try database.transaction { try Self.createOrMigrate(database) }
+        }
         self.database = database
         epoch = try database.prepare("SELECT value FROM meta WHERE key = 'epoch'").rows([]) { $0.text(0) }.first ?? ""
     }
+
+    /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the epoch.
+    static let format: Int64 = 1
 
     /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
     /// get 0, below anything a peer can have seen), the counter and the epoch. Runs in one
@@ -98,6 +106,7 @@ public final class SyncIndex {
         try database.execute("CREATE INDEX IF NOT EXISTS files_seq ON files (seq)")
         try database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)").run([.text(Self.newEpoch())])
         try database.execute("INSERT OR IGNORE INTO meta (key, value) SELECT 'sequence', COALESCE(MAX(seq), 0) FROM files")
+        try database.execute("PRAGMA user_version = \(format)")
     }
 
     static func newEpoch() -> String {
