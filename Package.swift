@@ -125,7 +125,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkspaceSyncTests",
-            dependencies: ["WorkspaceSync", "WorkspaceCore"]
+            dependencies: ["WorkspaceSync", "WorkspaceCore", "RelaySQLite"]
         ),
         .testTarget(
             name: "WorkspaceWatcherTests",

@@ -36,6 +36,12 @@ struct SyncTransportTests {
         #expect(summary.merged == 1 && summary.conflicts == 0)
         #expect(here.contents("context.md") == there.contents("context.md"))
         #expect(here.contents("context.md")?.contains("- from the laptop\n") == true && here.contents("context.md")?.hasPrefix("- from the desktop\n") == true)
+        #expect(summary.peerIndex?.whole == false, "the second sync asks only for the rows changed since the first")
+        // Nothing changed: a handful of index rows travel, not the index.
+        let third = try run(Binaries.relay, ["sync", "-w", here.root, "--json", "--remote-relay", Binaries.relay, "desktop:\(there.root)"],
+                            environment: ["RELAY_SSH": ssh])
+        let quiet = try JSONDecoder().decode(SyncSummary.self, from: third.standardOutput)
+        #expect(quiet.transferred == 0 && quiet.peerIndex?.whole == false && (quiet.peerIndex?.rows ?? 99) <= 3, "\(String(describing: quiet.peerIndex))")
     }
 
     @Test func aHostilePeersPathsAreRefusedAndReportedAndNothingLandsOutside() throws {

@@ -75,4 +75,32 @@ struct WriteBatchTests {
         _ = try batch.commit()
         #expect(fixture.contents("a.md") == "1\n")
     }
+
+    @Test func stagedRemovalsHappenAtCommitKeepTheContentAndLeaveAFileAPersonChangedMeanwhile() throws {
+        try fixture.put("old/a.md", "delete me\n")
+        try fixture.put("old/b.md", "delete me too\n")
+        try fixture.put("old/c.md", "the index saw this\n")
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stageRemoval("old/a.md", expected: ContentHash(of: "delete me\n"))
+        try batch.stageRemoval("old/b.md", expected: ContentHash(of: "delete me too\n"))
+        try batch.stageRemoval("old/c.md", expected: ContentHash(of: "the index saw this\n"))
+        try batch.stageRemoval("old/gone.md", expected: ContentHash(of: "whatever\n"))
+        try batch.stage("new.md", bytes: Array("new\n".utf8), expected: nil)
+        #expect(fixture.contents("old/a.md") == "delete me\n", "nothing is removed before the commit")
+        // A person saves one of them while the batch is open (an editor takes no lock).
+        try fixture.put("old/c.md", "a person's edit\n")
+        unlink(fixture.workspace.root + "/old/b.md")
+        let outcomes = try batch.commit()
+        #expect(outcomes.first { $0.path == "old/a.md" }?.removed == true && fixture.contents("old/a.md") == nil)
+        #expect(outcomes.first { $0.path == "old/b.md" }?.removed == true, "already gone counts as removed")
+        #expect(outcomes.first { $0.path == "old/gone.md" }?.removed == true)
+        #expect(outcomes.first { $0.path == "old/c.md" }?.removed == false)
+        #expect(fixture.contents("old/c.md") == "a person's edit\n", "a file that changed is never deleted")
+        #expect(fixture.contents("new.md") == "new\n")
+        #expect(try workspace.objects.load(ContentHash(of: "delete me\n")) == Array("delete me\n".utf8), "the deleted version is kept")
+        #expect(try workspace.history("old/a.md").last?.operation == "sync-delete")
+        #expect(fixture.temporaries().isEmpty)
+        // The locks were released: a plain write of each path goes through.
+        try workspace.write("old/a.md", string: "back\n")
+    }
 }

@@ -119,7 +119,13 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
         try fuse.tick(); try inner.stage(path, bytes: bytes, expected: expected, vector: vector)
     }
+    func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
+        try fuse.tick(); try inner.stageRemoval(path, expected: expected, vector: vector)
+    }
     func flush() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flush() }
+    func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
+    func finish() throws { try fuse.tick(); try inner.finish() }
+    var indexTransfer: IndexTransfer? { inner.indexTransfer }
 }
 
 /// Three replicas, the model of their histories, and the property checks.
@@ -144,8 +150,14 @@ final class SyncModel {
     var log: [(path: String?, line: String)] = []
     var failures: [String] = []
 
-    init(seed: UInt64) throws {
+    /// Whether a sync reaches its peer through the folder or over the sync protocol (a
+    /// `SyncServer` on a thread, as `relay sync-serve` at the end of ssh).
+    enum Transport { case folder, protocolOrFolder }
+    let transport: Transport
+
+    init(seed: UInt64, transport: Transport = .folder) throws {
         self.seed = seed
+        self.transport = transport
         let base = FileManager.default.temporaryDirectory.path + "/relay-sync-model-" + UUID().uuidString
         self.base = base
         replicas = try ["a", "b", "c"].map { try Replica(base, $0) }
@@ -259,24 +271,44 @@ final class SyncModel {
         syncs += 1
         var options = Reconciler.Options()
         options.force = true
+        let overProtocol = transport == .protocolOrFolder && Bool.random(using: &random)
+        /// The peer's endpoint, and how to let go of it (over the protocol: the client goes away,
+        /// and the server commits what it was sent, as `relay sync-serve` does on a lost connection).
+        func peer() throws -> (ReplicaEndpoint, () -> Void) {
+            guard overProtocol else { return (try LocalEndpoint(workspace: replicas[r2].workspace), {}) }
+            let served = try ServedReplica(replicas[r2])
+            return (served.endpoint, served.close)
+        }
         if let crashAfter {
             let fuse = CrashingEndpoint.Fuse(calls: crashAfter)
+            var close: () -> Void = {}
+            var crashed = false
             do {
+                // Both endpoints live only in this block: a crash drops them (and what they had
+                // not committed) before anything is checked.
+                let (inner, closer) = try peer()
+                close = closer
                 let a = CrashingEndpoint(try LocalEndpoint(workspace: replicas[r1].workspace), fuse: fuse)
-                let b = CrashingEndpoint(try LocalEndpoint(workspace: replicas[r2].workspace), fuse: fuse)
+                let b = CrashingEndpoint(inner, fuse: fuse)
                 _ = try Reconciler(local: a, peer: b, options: options).run()
             } catch is CrashingEndpoint.SimulatedCrash {
+                crashed = true
+            }
+            close()
+            if crashed {
                 crashes += 1
                 checkNothingTorn(r1, when: "after a crash")
                 checkNothingTorn(r2, when: "after a crash")
             }
         }
         let counter = CrashingEndpoint.Fuse(calls: .max)
+        let (inner, close) = try peer()
+        defer { close() }
         let summary = try Reconciler(local: CrashingEndpoint(try LocalEndpoint(workspace: replicas[r1].workspace), fuse: counter),
-                                     peer: CrashingEndpoint(try LocalEndpoint(workspace: replicas[r2].workspace), fuse: counter),
+                                     peer: CrashingEndpoint(inner, fuse: counter),
                                      options: options).run()
         longestSync = max(longestSync, Int.max - counter.remaining)
-        log.append((nil, "sync \(r1)–\(r2)\(crashAfter.map { " (crashed after \($0) calls, resumed)" } ?? ""): \(summary.actions.joined(separator: "; "))"))
+        log.append((nil, "sync \(r1)–\(r2)\(overProtocol ? " over the protocol" : "")\(crashAfter.map { " (crashed after \($0) calls, resumed)" } ?? ""): \(summary.actions.joined(separator: "; "))"))
         for path in Set(known[r1].keys).union(known[r2].keys) {
             let union = (known[r1][path] ?? []).union(known[r2][path] ?? [])
             known[r1][path] = union
@@ -388,14 +420,25 @@ struct SyncPropertyTests {
 
     @Test(arguments: seeds)
     func randomHistoriesOnThreeReplicasKeepEveryPropertyThroughCrashedSyncs(seed: UInt64) throws {
-        let model = try SyncModel(seed: seed)
-        print("sync property run: seed \(seed), \(Self.operations) operations (replay with RELAY_SOAK_SEEDS=\(seed))")
+        try run(SyncModel(seed: seed), "")
+    }
+
+    /// Half the syncs go over the protocol, so the client's copy of each peer's index (rows
+    /// changed since the last sequence seen) meets folder syncs, crashes and resumes.
+    @Test(arguments: seeds.prefix(2))
+    func theSamePropertiesHoldWhenHalfTheSyncsGoOverTheProtocol(seed: UInt64) throws {
+        try run(SyncModel(seed: seed, transport: .protocolOrFolder), " over the protocol or a folder")
+    }
+
+    func run(_ model: SyncModel, _ how: String) throws {
+        let seed = model.seed
+        print("sync property run\(how): seed \(seed), \(Self.operations) operations (replay with RELAY_SOAK_SEEDS=\(seed))")
         for step in 0..<Self.operations {
             try model.step(step)
             if model.failures.count > 0 { break }
         }
         if model.failures.isEmpty { try model.checkProperties() }
-        print("sync property run: seed \(seed): \(model.events.count) writes and deletes, \(model.syncs) syncs, \(model.crashes) crashed mid-apply")
+        print("sync property run\(how): seed \(seed): \(model.events.count) writes and deletes, \(model.syncs) syncs, \(model.crashes) crashed mid-apply")
         #expect(model.crashes > 0 || Self.operations < 100, "seed \(seed): no sync was crashed; the test proves less than it says")
         for failure in model.failures.prefix(10) { Issue.record(Comment(rawValue: failure)) }
     }

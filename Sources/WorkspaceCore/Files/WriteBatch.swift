@@ -28,6 +28,9 @@ public final class WriteBatch {
         public var result: Workspace.WriteResult?
         /// The stamp of the installed file.
         public var stamp: FileStamp?
+        /// For a staged removal: true when the file is gone (removed now, or already gone),
+        /// false when it was not what the caller expected (left alone).
+        public var removed = false
     }
 
     private struct Staged {
@@ -36,6 +39,12 @@ public final class WriteBatch {
         var temporary: Workspace.Temporary
         var expected: ContentHash?
         var checked: Bool
+    }
+
+    private struct Removal {
+        var target: ResolvedPath
+        var lock: CoordinatedLock
+        var expected: ContentHash
     }
 
     private struct Installed {
@@ -49,13 +58,14 @@ public final class WriteBatch {
     private let durable: Bool
     private let operation: String
     private var staged: [Staged] = []
+    private var removals: [Removal] = []
     private var stagedPaths: Set<String> = []
     private var objects: [(temporary: String, hash: ContentHash)] = []
     private var objectHashes: Set<ContentHash> = []
     /// Bytes written to temporary files so far.
     public private(set) var stagedBytes = 0
-    /// Files and objects staged so far.
-    public var count: Int { staged.count + objects.count }
+    /// Files, removals and objects staged so far.
+    public var count: Int { staged.count + removals.count + objects.count }
 
     public init(_ workspace: Workspace, operation: String) {
         var quick = workspace
@@ -94,6 +104,37 @@ public final class WriteBatch {
         }
     }
 
+    /// Deletes `path` when the batch commits, if it is then still `expected` — the check that
+    /// a person's edit made meanwhile is never deleted, as `Workspace.remove(expected:)` —
+    /// taking the path's lock now. Its content goes to the object store in the batch's first
+    /// flush (a delete is a replacement by nothing); the unlinks are made durable by the
+    /// second, with one history line per file.
+    ///
+    /// - throws: `WorkspaceError` for a refused path, a lock timeout or an I/O failure, and
+    ///   `.invalidInput` when `path` is already staged in this batch.
+    public func stageRemoval(_ path: String, expected: ContentHash) throws {
+        let target = try quick.resolve(path)
+        guard stagedPaths.insert(target.relative).inserted else {
+            throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
+        }
+        let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
+                                               label: target.relative, timeout: quick.lockTimeout)
+        do {
+            quick.recoverInterrupted(lock, path: target)
+            // Usually the store has it already (a merge base, or the version sync installed).
+            if !objectHashes.contains(expected), !quick.objects.contains(expected),
+               let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative),
+               snapshot.hash == expected, snapshot.bytes.count <= quick.maximumArchivedSize {
+                try storeObject(snapshot.bytes)
+            }
+            removals.append(Removal(target: target, lock: lock, expected: expected))
+        } catch {
+            stagedPaths.remove(target.relative)
+            lock.release()
+            throw error
+        }
+    }
+
     /// Adds `bytes` to the object store when the batch commits (a merge base, for example).
     public func storeObject(_ bytes: [UInt8]) throws {
         let hash = ContentHash(of: bytes)
@@ -108,13 +149,15 @@ public final class WriteBatch {
     public func commit() throws -> [Outcome] {
         // From here on a staged item is this function's: its temporary may hold a displaced
         // version, which must never be deleted as a leftover.
-        let items = staged
+        let items = staged, removing = removals
         staged = []
+        removals = []
         defer {
             for item in items { item.lock.release() }
+            for removal in removing { removal.lock.release() }
             abandon()
         }
-        guard !items.isEmpty || !objects.isEmpty else { return [] }
+        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty else { return [] }
         // The temporaries' bytes reach the disk before any of them is renamed into place.
         try flush()
         let store = quick.objects
@@ -169,6 +212,10 @@ public final class WriteBatch {
             }
         }
 
+        for removal in removing {
+            outcomes.append(try remove(removal))
+        }
+
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
             let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
             try quick.archive(item.displaced, snapshot: item.previous, installed: item.staged.temporary, path: item.staged.target,
@@ -184,6 +231,26 @@ public final class WriteBatch {
         // caller records anything about them.
         try flush()
         return outcomes
+    }
+
+    /// One staged removal: the check, the unlink, the history line (the store has the content
+    /// since the first flush, unless it was too large to keep or was not what was expected).
+    private func remove(_ removal: Removal) throws -> Outcome {
+        let target = removal.target
+        guard let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative) else {
+            return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)
+        }
+        guard snapshot.hash == removal.expected else {
+            return Outcome(path: target.relative, result: nil, stamp: nil, removed: false)
+        }
+        let stored = quick.objects.contains(snapshot.hash)
+        try Syscall.unlink(target.absolute).orThrow("delete", path: target.relative)
+        let record = VersionRecord(
+            timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation + "-delete",
+            replaced: snapshot.hash, replacedSize: snapshot.bytes.count, replacedStored: stored,
+            installed: ContentHash(of: [UInt8]()), installedSize: 0)
+        try quick.appendHistory(record, key: Workspace.lockKey(target.relative))
+        return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)
     }
 
     /// Flushes the file systems of the workspace and of its object store (when durable).
@@ -209,6 +276,8 @@ public final class WriteBatch {
             if case .success = Syscall.lstat(item.temporary.absolute) { discard(item) }
             item.lock.release()
         }
+        for removal in removals { removal.lock.release() }
+        removals = []
         for object in objects { _ = Syscall.unlink(object.temporary) }
         staged = []
         stagedPaths = []

@@ -15,6 +15,12 @@ public struct MergeBase: Sendable, Hashable, Codable {
 /// A replica's sync index, `.relay/sync.sqlite`: per path the content hash, stamp, version
 /// vector and tombstone, and per (peer, path) the last version both had (the merge base, its
 /// content kept in the object store). `refresh` brings it up to date with the disk.
+///
+/// Every row carries this replica's local sequence: each write of a row takes the next number
+/// of one counter (`meta.sequence`, allocated inside the write transaction, so two processes
+/// never hand out the same one). A peer that saw the index up to sequence N asks only for rows
+/// above N (`changes(since:)`). `meta.epoch`, a random id made with the index, names this
+/// index's history: a deleted or replaced index has another one, and peers read it whole.
 public final class SyncIndex {
     public struct Entry: Sendable, Equatable, Codable {
         public var path: String
@@ -26,14 +32,18 @@ public final class SyncIndex {
         /// When the scan that recorded the stamp ran (ns since 1970): a file modified within
         /// the timestamp granularity of that moment is "racy" and re-hashed next time.
         public var scanned: Int64
+        /// The replica's sequence number of the write that made this row (set by `put`, which
+        /// ignores the value it is given).
+        public var sequence: Int64
 
-        public init(path: String, hash: String, stamp: FileStamp, vector: VersionVector, deleted: Bool, scanned: Int64) {
+        public init(path: String, hash: String, stamp: FileStamp, vector: VersionVector, deleted: Bool, scanned: Int64, sequence: Int64 = 0) {
             self.path = path
             self.hash = hash
             self.stamp = stamp
             self.vector = vector
             self.deleted = deleted
             self.scanned = scanned
+            self.sequence = sequence
         }
     }
 
@@ -47,7 +57,7 @@ public final class SyncIndex {
     private var statements: [String: SQLiteDatabase.Statement] = [:]
 
     /// A prepared statement, compiled once per connection.
-    private func statement(_ sql: String) throws -> SQLiteDatabase.Statement {
+    func statement(_ sql: String) throws -> SQLiteDatabase.Statement {
         if let prepared = statements[sql] { return prepared }
         let prepared = try database.prepare(sql)
         statements[sql] = prepared
@@ -65,23 +75,67 @@ public final class SyncIndex {
         self.workspace = workspace
         self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
         self.replica = try workspace.replicaID()
-        database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        let database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        // A read first: an index already in this format is opened without taking the write
+        // lock (a sync may hold it for a while).
+        let format = try database.prepare("PRAGMA user_version").rows([]) { $0.integer(0) }.first ?? 0
+        if format < Self.format {
+            try database.transaction { try Self.createOrMigrate(database) }
+        }
+        self.database = database
+        epoch = try database.prepare("SELECT value FROM meta WHERE key = 'epoch'").rows([]) { $0.text(0) }.first ?? ""
+    }
+
+    /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
+    /// epoch, 2 merge bases with their version vectors.
+    static let format: Int64 = 2
+
+    /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
+    /// get 0, below anything a peer can have seen), the counter and the epoch; and before
+    /// format 2, the merge bases' `vector` column (old bases get none and serve only as the
+    /// pair's fallback). Runs in one transaction, so two processes opening an old index migrate
+    /// it once.
+    private static func createOrMigrate(_ database: SQLiteDatabase) throws {
         try database.execute("""
             CREATE TABLE IF NOT EXISTS files (
                 path TEXT PRIMARY KEY, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
-                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL);
+                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL,
+                seq INTEGER NOT NULL DEFAULT 0);
             CREATE TABLE IF NOT EXISTS bases (peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, vector TEXT NOT NULL DEFAULT '',
                 PRIMARY KEY (peer, path));
             CREATE TABLE IF NOT EXISTS conflicts (
                 id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, copy TEXT NOT NULL, time INTEGER NOT NULL,
                 kept TEXT NOT NULL, copied TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
+            CREATE TABLE IF NOT EXISTS peers (peer TEXT PRIMARY KEY, epoch TEXT NOT NULL, sequence INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS peer_entries (
+                peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
+                mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL,
+                seq INTEGER NOT NULL, PRIMARY KEY (peer, path));
             """)
-        // Indexes made before merge bases carried their version vector.
+        let columns = try database.prepare("PRAGMA table_info(files)").rows([]) { $0.text(1) }
+        if !columns.contains("seq") {
+            try database.execute("ALTER TABLE files ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+        }
+        // Merge bases made before they carried their version vector.
         let baseColumns = try database.prepare("PRAGMA table_info(bases)").rows([]) { $0.text(1) }
         if !baseColumns.contains("vector") {
             try database.execute("ALTER TABLE bases ADD COLUMN vector TEXT NOT NULL DEFAULT ''")
         }
+        try database.execute("CREATE INDEX IF NOT EXISTS files_seq ON files (seq)")
+        try database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)").run([.text(Self.newEpoch())])
+        try database.execute("INSERT OR IGNORE INTO meta (key, value) SELECT 'sequence', COALESCE(MAX(seq), 0) FROM files")
+        try database.execute("PRAGMA user_version = \(format)")
     }
+
+    static func newEpoch() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+    }
+
+    /// This index's identity: made at random when the index was created (or first migrated),
+    /// so a replica whose index was deleted or replaced by another file is recognised.
+    public let epoch: String
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
@@ -89,21 +143,54 @@ public final class SyncIndex {
 
     public func entries() throws -> [String: Entry] {
         var result: [String: Entry] = [:]
-        for entry in try database.prepare("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files").rows([], Self.entry) {
+        var reader = EntryReader()
+        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) }) {
             result[entry.path] = entry
         }
         return result
     }
 
     public func entry(_ path: String) throws -> Entry? {
-        try statement("SELECT path, hash, inode, size, mtime, vector, deleted, scanned FROM files WHERE path = ?1")
+        try statement("SELECT \(Self.columns) FROM files WHERE path = ?1")
             .rows([.text(path)], Self.entry).first
     }
 
-    private static func entry(_ row: SQLiteDatabase.Row) -> Entry {
+    static let columns = "path, hash, inode, size, mtime, vector, deleted, scanned, seq"
+
+    static func entry(_ row: SQLiteDatabase.Row) -> Entry {
         Entry(path: row.text(0), hash: row.text(1),
               stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
-              vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7))
+              vector: VersionVector(text: row.text(5)) ?? VersionVector(), deleted: row.integer(6) != 0, scanned: row.integer(7),
+              sequence: row.integer(8))
+    }
+
+    /// Reads rows into entries, parsing each distinct vector text once: most rows of an index
+    /// share a handful of vectors, and the entries then share their storage too.
+    struct EntryReader {
+        private var vectors: [String: VersionVector] = [:]
+
+        mutating func entry(_ row: SQLiteDatabase.Row) -> Entry {
+            let text = row.text(5)
+            let vector: VersionVector
+            if let known = vectors[text] { vector = known } else {
+                vector = VersionVector(text: text) ?? VersionVector()
+                vectors[text] = vector
+            }
+            return Entry(path: row.text(0), hash: row.text(1),
+                         stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
+                         vector: vector, deleted: row.integer(6) != 0, scanned: row.integer(7), sequence: row.integer(8))
+        }
+    }
+
+    static func values(_ entry: Entry) -> [SQLiteDatabase.Statement.Value] {
+        [.text(entry.path), .text(entry.hash), .integer(Int64(bitPattern: entry.stamp.inode)), .integer(Int64(entry.stamp.size)),
+         .integer(entry.stamp.modifiedNanoseconds), .text(entry.vector.description), .integer(entry.deleted ? 1 : 0),
+         .integer(entry.scanned), .integer(entry.sequence)]
+    }
+
+    /// The sequence number of the latest write to this index.
+    public func sequence() throws -> Int64 {
+        try statement("SELECT value FROM meta WHERE key = 'sequence'").rows([]) { $0.integer(0) }.first ?? 0
     }
 
     /// Every merge base recorded with `peer`, path → hash.
@@ -129,15 +216,32 @@ public final class SyncIndex {
 
     // MARK: Writing
 
-    public func put(_ entry: Entry) throws {
+    /// Writes the row with the next sequence number, which it returns (the entry as stored
+    /// has it). The counter and the row change in one transaction.
+    ///
+    /// - parameter restamp: the write only records a new stamp and scan time of content the
+    ///   row already has (a file touched, or re-hashed because it was racy): when the stored
+    ///   row has the same hash, vector and tombstone, it keeps its sequence number, so peers
+    ///   are not sent a row in which nothing they reconcile on moved.
+    @discardableResult
+    public func put(_ entry: Entry, restamp: Bool = false) throws -> Int64 {
         try willWrite()
-        try statement("""
-            INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
-                vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned
-            """).run([.text(entry.path), .text(entry.hash), .integer(Int64(bitPattern: entry.stamp.inode)), .integer(Int64(entry.stamp.size)),
-                      .integer(entry.stamp.modifiedNanoseconds), .text(entry.vector.description), .integer(entry.deleted ? 1 : 0),
-                      .integer(entry.scanned)])
+        return try transaction {
+            guard let sequence = try statement("UPDATE meta SET value = value + 1 WHERE key = 'sequence' RETURNING value")
+                .rows([], { $0.integer(0) }).first else {
+                throw SyncError(message: "\(database.file): the sequence counter is missing")
+            }
+            var stored = entry
+            stored.sequence = sequence
+            return try statement("""
+                INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+                    vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned,
+                    seq = CASE WHEN ?10 AND files.hash = excluded.hash AND files.vector = excluded.vector AND files.deleted = excluded.deleted
+                               THEN files.seq ELSE excluded.seq END
+                RETURNING seq
+                """).rows(Self.values(stored) + [.integer(restamp ? 1 : 0)], { $0.integer(0) }).first ?? sequence
+        }
     }
 
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector) throws {
@@ -169,7 +273,7 @@ public final class SyncIndex {
         return try database.transaction(body)
     }
 
-    private func willWrite() throws {
+    func willWrite() throws {
         guard batchesWrites, !inTransaction else { return }
         try database.execute("BEGIN IMMEDIATE")
         inTransaction = true
@@ -187,7 +291,7 @@ public final class SyncIndex {
     /// Paths sync never carries: Relay's state and temporary files.
     public static func isExcluded(_ path: String) -> Bool {
         if path == ".relay" || path.hasPrefix(".relay/") { return true }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
         return name.hasPrefix(WorkspaceLayout.temporaryPrefix) || name.hasPrefix(".relay-cookie-")
     }
 
@@ -203,25 +307,31 @@ public final class SyncIndex {
 
     /// `refresh()` on entries already read (`entries()`), which it brings up to date: the sync
     /// reads its index once.
+    @discardableResult
     public func refresh(_ current: inout [String: Entry]) throws -> Int {
         let known = current
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
-        var seen = Set<String>()
+        // Live rows whose file the walk found: when that is all of them, no file vanished and
+        // the walk's paths need no set to find the ones that did.
+        let liveKnown = known.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
+        var liveSeen = 0
         var changed = 0
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         var sawTemporary = false
         try transaction {
-            for (path, stamp) in try workspace.fileStamps(sawTemporary: &sawTemporary) where !Self.isExcluded(path) {
-                seen.insert(path)
+            let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
+            for (path, stamp) in stamps where !Self.isExcluded(path) {
                 let old = known[path]
+                if let old, !old.deleted { liveSeen += 1 }
                 if let old, !old.deleted, old.stamp == stamp,
                    stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
                 guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
                 var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
                 entry.stamp = fresh
                 entry.scanned = now
-                if old == nil || old!.deleted || old!.hash != hash.hex {
+                let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
+                if !restamp {
                     entry.hash = hash.hex
                     entry.deleted = false
                     entry.vector.increment(replica)
@@ -230,16 +340,17 @@ public final class SyncIndex {
                     }
                     changed += 1
                 }
-                try put(entry)
+                entry.sequence = try put(entry, restamp: restamp)
                 current[path] = entry
             }
-            for (path, entry) in known where !entry.deleted && !seen.contains(path) {
+            let seen = liveSeen < liveKnown ? Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) }) : []
+            for (path, entry) in known where liveSeen < liveKnown && !entry.deleted && !seen.contains(path) {
                 var tombstone = entry
                 tombstone.deleted = true
                 tombstone.hash = ""
                 tombstone.vector.increment(replica)
                 tombstone.scanned = now
-                try put(tombstone)
+                tombstone.sequence = try put(tombstone)
                 current[path] = tombstone
                 changed += 1
             }

@@ -15,6 +15,9 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var actions: [String] = []
     /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
     public var refused: [String] = []
+    /// How the peer's index came over the protocol (nil for a folder): rows at refresh,
+    /// whether it was the whole index, rows with the closing ack.
+    public var peerIndex: IndexTransfer?
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
@@ -62,12 +65,13 @@ public final class Reconciler {
         public init() {}
     }
 
-    /// A copy staged on `target`, waiting for its batch to be flushed.
+    /// A copy (or a removal) staged on `target`, waiting for its batch to be flushed.
     struct PendingCopy {
         var path: String
         var hash: String
         var vector: VersionVector
         var bytes: Int
+        var removal = false
     }
 
     struct Side {
@@ -102,8 +106,14 @@ public final class Reconciler {
         guard local.replica != peer.replica else {
             throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
         }
-        var a = Side(endpoint: local, entries: try local.refresh(), name: "here")
-        var b = Side(endpoint: peer, entries: try peer.refresh(), name: "peer")
+        // The peer's index is copied into ours, so the next sync over the protocol asks only
+        // for what changed there since.
+        if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
+            remote.cache = index
+        }
+        let (localEntries, peerEntries) = try refreshBoth()
+        var a = Side(endpoint: local, entries: localEntries, name: "here")
+        var b = Side(endpoint: peer, entries: peerEntries, name: "peer")
         var summary = SyncSummary()
         // The peer's paths are untrusted: check each against our sandbox before anything else.
         // Paths our own index holds came from our own walk or passed this check before (and
@@ -118,7 +128,7 @@ public final class Reconciler {
             }
         }
         let paths = Set(a.entries.keys).union(b.entries.keys).sorted()
-        try guardMassDeletion(a, b, paths: paths)
+        try guardMassDeletion(a, b)
 
         do {
             for (done, path) in paths.enumerated() {
@@ -131,13 +141,41 @@ public final class Reconciler {
                 }
             }
             try flush(&a, &b, &summary)
+            try local.finish()
+            try peer.finish()
         } catch {
             // What is already installed is recorded before the error goes up.
             _ = try? flush(&a, &b, &summary)
             throw error
         }
+        summary.peerIndex = peer.indexTransfer
         progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         return summary
+    }
+
+    /// Both refreshes at once — each walks its tree and reads its index, the larger part of a
+    /// sync that changes little: a peer over the protocol is asked first and refreshes while
+    /// this side does; two folders refresh on two threads (each side has its own index
+    /// connection and object store).
+    private func refreshBoth() throws -> ([String: SyncIndex.Entry], [String: SyncIndex.Entry]) {
+        if let remote = peer as? RemoteEndpoint {
+            try remote.requestRefresh()
+            let mine = try local.refresh()
+            return (mine, try remote.refresh())
+        }
+        let other = PeerRefresh(peer)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            other.run()
+            finished.signal()
+        }
+        let mine: [String: SyncIndex.Entry]
+        do { mine = try local.refresh() } catch {
+            finished.wait()
+            throw error
+        }
+        finished.wait()
+        return (mine, try other.result!.get())
     }
 
     private func handle(_ error: EndpointError, path: String, _ summary: inout SyncSummary) throws {
@@ -160,13 +198,15 @@ public final class Reconciler {
             let pending = targetIsA ? a.pending : b.pending
             let results = try (targetIsA ? a : b).endpoint.flush()
             if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
-            for copy in pending {
+            let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)
+            for copy in pending where !failed.contains(copy.path) {
                 guard let result = results[copy.path], let entry = result else {
                     summary.skipped.append(copy.path)
                     logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(copy.path)"])
                     continue
                 }
                 if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
+                if copy.removal { continue }
                 // The target stored the content at stage time and the source at refresh.
                 try setBases(copy.path, hash: copy.hash, vector: copy.vector, a, b, content: nil)
             }
@@ -174,6 +214,19 @@ public final class Reconciler {
         // The base rows just written.
         _ = try a.endpoint.flush()
         _ = try b.endpoint.flush()
+        _ = try reportDeferredFailures(a.endpoint, &summary)
+        _ = try reportDeferredFailures(b.endpoint, &summary)
+    }
+
+    /// Requests an endpoint sent without waiting that failed: the paths skipped or refused,
+    /// as if the request had failed at once.
+    private func reportDeferredFailures(_ endpoint: ReplicaEndpoint, _ summary: inout SyncSummary) throws -> Set<String> {
+        var paths = Set<String>()
+        for (path, error) in try endpoint.takeDeferredFailures() {
+            paths.insert(path)
+            try handle(error, path: path, &summary)
+        }
+        return paths
     }
 
     // MARK: One path
@@ -214,7 +267,9 @@ public final class Reconciler {
             summary.deleted += 1
             summary.actions.append("delete (\(target.name)): \(path)")
             if options.dryRun { return }
-            target.entries[path] = try target.endpoint.remove(path, expected: expected, vector: entry.vector)
+            // Removed with the batch's copies: one flush for all, the file checked just before.
+            try target.endpoint.stageRemoval(path, expected: expected, vector: entry.vector)
+            target.pending.append(PendingCopy(path: path, hash: "", vector: entry.vector, bytes: 0, removal: true))
             return
         }
         let bytes = try source.endpoint.read(path, expected: entry.hash)
@@ -387,15 +442,16 @@ public final class Reconciler {
 
     // MARK: Safety
 
-    private func guardMassDeletion(_ a: Side, _ b: Side, paths: [String]) throws {
+    private func guardMassDeletion(_ a: Side, _ b: Side) throws {
         guard !options.force else { return }
         for (source, target) in [(a, b), (b, a)] {
-            let targetLive = target.entries.values.filter { !$0.deleted }.count
-            let sourceLive = source.entries.values.filter { !$0.deleted }.count
-            let deletions = paths.filter { path in
-                guard let s = source.entries[path], s.deleted, let t = target.entries[path], !t.deleted else { return false }
-                return s.vector.dominates(t.vector)
-            }.count
+            // Counted without copying the entries: this runs on every sync, over every path.
+            let targetLive = target.entries.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
+            var sourceLive = 0, deletions = 0
+            for s in source.entries.values {
+                guard s.deleted else { sourceLive += 1; continue }
+                if let t = target.entries[s.path], !t.deleted, s.vector.dominates(t.vector) { deletions += 1 }
+            }
             let emptied = sourceLive == 0 && targetLive > 0 && deletions > 0
             if emptied || (deletions >= 5 && Double(deletions) > options.massDeletionShare * Double(targetLive)) {
                 throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(target.endpoint.location) because they were deleted on \(source.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
@@ -407,5 +463,19 @@ public final class Reconciler {
 extension Reconciler.Side {
     func isFull(_ options: Reconciler.Options) -> Bool {
         pending.count >= options.batchFiles || pendingBytes >= options.batchBytes
+    }
+}
+
+/// A peer's refresh on a thread of its own; the endpoint is used by no other thread until the
+/// caller has waited for it.
+private final class PeerRefresh: @unchecked Sendable {
+    /// Let go of as soon as the refresh is done: the thread that ran it may linger a moment, and
+    /// the endpoint (its index connection, its batch's locks) must end with the sync.
+    private var endpoint: ReplicaEndpoint?
+    var result: Result<[String: SyncIndex.Entry], Error>?
+    init(_ endpoint: ReplicaEndpoint) { self.endpoint = endpoint }
+    func run() {
+        result = Result { try endpoint!.refresh() }
+        endpoint = nil
     }
 }

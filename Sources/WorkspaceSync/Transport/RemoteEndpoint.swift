@@ -12,29 +12,63 @@ import Glibc
 public final class RemoteEndpoint: ReplicaEndpoint {
     public private(set) var replica: String
     public let location: String
-    private let process: Process
+    /// The command at the other end; nil for a connection made by the caller.
+    private let process: Process?
     private let toPeer: FileHandle
     private let fromPeer: FileHandle
-    private let errors: Pipe
+    private let errors: Pipe?
+    private var open = true
     private let encoder = JSONEncoder(), decoder = JSONDecoder()
+
+    /// Where this client keeps its copy of the peer's index (the local replica's index), so a
+    /// refresh brings only the rows written since the last sync; nil: the whole index each time.
+    /// `Reconciler` sets it to the local replica's index when it is not set.
+    public var cache: SyncIndex?
+    public private(set) var indexTransfer: IndexTransfer?
+    /// The epoch and sequence of the last refresh, which the ack continues from.
+    private var refreshed: (epoch: String, sequence: Int64)?
+
+    /// Requests sent whose answers are not read yet (only their op and path are kept), and
+    /// the failures found among those answers. At most `maximumInFlight` wait, so the
+    /// server's small answers never fill the pipe while it waits for us to read.
+    private var inFlight: [(op: String, path: String?)] = []
+    private var deferredFailures: [(path: String, error: EndpointError)] = []
+    static let maximumInFlight = 128
 
     /// Starts `command` (its first element is looked up in PATH) and says hello.
     public init(command: [String], location: String) throws {
-        process = Process()
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
-        let input = Pipe(), output = Pipe()
-        errors = Pipe()
+        let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch {
             throw EndpointError.transport("could not start \(command.first ?? "?"): \(error)")
         }
+        self.process = process
+        self.errors = errors
         toPeer = input.fileHandleForWriting
         fromPeer = output.fileHandleForReading
         self.location = location
         self.replica = ""
+        try sayHello()
+    }
+
+    /// A connection the caller made (to a `SyncServer` on a socket or a pair of pipes): the
+    /// protocol from `hello` on.
+    public init(writingTo toPeer: FileHandle, readingFrom fromPeer: FileHandle, location: String) throws {
+        process = nil
+        errors = nil
+        self.toPeer = toPeer
+        self.fromPeer = fromPeer
+        self.location = location
+        self.replica = ""
+        try sayHello()
+    }
+
+    private func sayHello() throws {
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
         let response: SyncProtocol.Response
@@ -62,13 +96,16 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     deinit { close() }
 
     public func close() {
-        guard process.isRunning else { return }
+        guard open else { return }
+        open = false
+        if let process, !process.isRunning { return }
         _ = try? send(SyncProtocol.Request(op: "bye"))
         try? toPeer.close()
-        process.waitUntilExit()
+        process?.waitUntilExit()
     }
 
     private func peerErrors() -> String {
+        guard let process, let errors else { return "nothing" }
         if process.isRunning { process.terminate() }
         let text = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? "nothing" : text
@@ -76,7 +113,40 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        try drain()
         try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        return try receive(op: request.op, path: request.path)
+    }
+
+    /// Sends a request whose answer only says whether it worked, without waiting for it: a
+    /// round trip per path saved. Its failure comes back from `takeDeferredFailures`, or
+    /// (a broken connection, a server error) from the next request that waits.
+    private func post(_ request: SyncProtocol.Request) throws {
+        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        inFlight.append((request.op, request.path))
+        if inFlight.count >= Self.maximumInFlight { try drain() }
+    }
+
+    /// Reads the answers of the requests in flight.
+    private func drain() throws {
+        while !inFlight.isEmpty {
+            let (op, path) = inFlight.removeFirst()
+            do { _ = try receive(op: op, path: path) } catch let error as EndpointError {
+                switch error {
+                case .changed, .refused: deferredFailures.append((path ?? "?", error))
+                case .transport: inFlight = []; throw error
+                }
+            }
+        }
+    }
+
+    public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] {
+        try drain()
+        defer { deferredFailures = [] }
+        return deferredFailures
+    }
+
+    private func receive(op: String, path: String?) throws -> SyncProtocol.Response {
         guard let frame = try SyncProtocol.readFrame(fromPeer.fileDescriptor) else {
             throw EndpointError.transport("\(location): the peer closed the connection")
         }
@@ -87,7 +157,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         if !response.ok {
             let message = response.message ?? "no reason given"
             switch response.error {
-            case "changed": throw EndpointError.changed(request.path ?? "?")
+            case "changed": throw EndpointError.changed(path ?? "?")
             case "refused": throw EndpointError.refused(message)
             default: throw EndpointError.transport("\(location): \(message)")
             }
@@ -95,10 +165,81 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return response
     }
 
+    /// The peer's index: its changes since the copy kept in `cache` applied to that copy, or
+    /// the whole index when there is no copy or anything about it is doubtful (another epoch,
+    /// a sequence that went backwards, a result whose digest is not the peer's).
     public func refresh() throws -> [String: SyncIndex.Entry] {
-        var result: [String: SyncIndex.Entry] = [:]
-        for entry in try send(SyncProtocol.Request(op: "refresh")).entries ?? [] { result[entry.path] = entry }
-        return result
+        if refreshRequested == nil { try requestRefresh() }
+        let state = refreshRequested ?? nil
+        refreshRequested = nil
+        var response = try receive(op: "refresh", path: nil)
+        var changes = response.entries ?? []
+        var view: [String: SyncIndex.Entry]?
+        if response.whole == false {
+            if let cache, let state, response.epoch == state.epoch, let sequence = response.sequence, sequence >= state.sequence {
+                var copy = try cache.peerEntries(replica)
+                for entry in changes { copy[entry.path] = entry }
+                if response.digest == SyncIndex.digest(copy.values) { view = copy }
+            }
+            if view == nil {
+                // The copy does not add up to the peer's index: read it whole.
+                response = try send(SyncProtocol.Request(op: "refresh"))
+                changes = response.entries ?? []
+            }
+        }
+        let whole = view == nil
+        if whole {
+            var all: [String: SyncIndex.Entry] = [:]
+            for entry in changes { all[entry.path] = entry }
+            view = all
+        }
+        indexTransfer = IndexTransfer(rows: changes.count, whole: whole)
+        refreshed = nil
+        if let cache, let epoch = response.epoch, let sequence = response.sequence {
+            try cache.updatePeer(replica, epoch: epoch, sequence: sequence, entries: changes, whole: whole)
+            try cache.commitWrites()
+            refreshed = (epoch, sequence)
+        }
+        return view ?? [:]
+    }
+
+    /// The state of the copy a refresh asked from (nil inside: no copy), until `refresh` reads
+    /// the answer.
+    private var refreshRequested: (epoch: String, sequence: Int64)??
+
+    /// Sends the `refresh` request now, so the peer walks its tree while this side does;
+    /// `refresh()` reads the answer.
+    public func requestRefresh() throws {
+        var request = SyncProtocol.Request(op: "refresh")
+        let state = try cache?.peerState(replica)
+        if let state {
+            request.epoch = state.epoch
+            request.since = state.sequence
+        }
+        try drain()
+        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        refreshRequested = .some(state)
+    }
+
+    /// The ack: the rows the peer's index got since the refresh (the ones this sync wrote
+    /// there, and any other writer's) go into the copy, which is then current to the peer's
+    /// sequence now.
+    public func finish() throws {
+        guard let cache, let refreshed else { return }
+        var request = SyncProtocol.Request(op: "ack")
+        request.since = refreshed.sequence
+        let response = try send(request)
+        guard response.epoch == refreshed.epoch, let sequence = response.sequence, sequence >= refreshed.sequence else {
+            // Not the index we refreshed from: the next sync reads it whole.
+            try cache.forgetPeer(replica)
+            try cache.commitWrites()
+            return
+        }
+        let entries = response.entries ?? []
+        try cache.updatePeer(replica, epoch: refreshed.epoch, sequence: sequence, entries: entries, whole: false)
+        try cache.commitWrites()
+        indexTransfer?.ackRows = entries.count
+        self.refreshed = (refreshed.epoch, sequence)
     }
 
     public func read(_ path: String, expected: String) throws -> [UInt8] {
@@ -134,7 +275,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     public func record(_ entry: SyncIndex.Entry) throws {
         var request = SyncProtocol.Request(op: "record")
         request.entry = entry
-        try send(request)
+        request.path = entry.path
+        try post(request)
     }
 
     public func base(peer: String, path: String) throws -> String? {
@@ -157,7 +299,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.hash = hash
         request.vector = vector
         request.content = content.map { Data($0) }
-        try send(request)
+        try post(request)
     }
 
     public func loadObject(_ hash: String) throws -> [UInt8]? {
@@ -172,7 +314,15 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.content = Data(bytes)
         request.expected = expected
         request.vector = vector
-        try send(request)
+        try post(request)
+    }
+
+    public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
+        var request = SyncProtocol.Request(op: "stageRemoval")
+        request.path = path
+        request.expected = expected
+        request.vector = vector
+        try post(request)
     }
 
     public func flush() throws -> [String: SyncIndex.Entry?] {
@@ -189,7 +339,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.copy = copy
         request.kept = kept
         request.copied = copied
-        try send(request)
+        try post(request)
     }
 }
 

@@ -29,9 +29,44 @@ public protocol ReplicaEndpoint: AnyObject {
     /// Queues a copy that `flush` installs: written if the file's hash is then still `expected`
     /// (nil: no file), recorded with `vector`. Nothing is in place before `flush`.
     func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws
+    /// Queues a deletion that `flush` makes: the file is removed if its hash is then still
+    /// `expected`, and a tombstone recorded with `vector`.
+    func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws
     /// Installs what was staged, durably, and commits every index write made since the last
-    /// flush. Per staged path: its new entry, or nil when the file had changed (left alone).
+    /// flush. Per staged path: its new entry (a tombstone for a removal), or nil when the file
+    /// had changed (left alone).
     func flush() throws -> [String: SyncIndex.Entry?]
+    /// Failures of requests that were sent without waiting for their answer (a peer over a
+    /// pipe: `record`, `setBase`, `stage`, …), by path; each is reported once.
+    func takeDeferredFailures() throws -> [(path: String, error: EndpointError)]
+    /// Called once a sync has applied everything: an endpoint that keeps a copy of the peer's
+    /// index brings it up to date (the protocol's ack).
+    func finish() throws
+    /// How the last `refresh` got the peer's index, where it travelled (nil for a folder).
+    var indexTransfer: IndexTransfer? { get }
+}
+
+extension ReplicaEndpoint {
+    public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
+    public func finish() throws {}
+    public var indexTransfer: IndexTransfer? { nil }
+}
+
+/// How a replica's index reached the client over the protocol.
+public struct IndexTransfer: Sendable, Codable, Equatable {
+    /// Rows received at refresh: every row when `whole`, else those changed since the last sync.
+    public var rows: Int
+    /// The whole index travelled (no usable copy here: first sync, another epoch, a sequence
+    /// that went backwards, or a copy that did not match the peer's digest).
+    public var whole: Bool
+    /// Rows received with the ack at the end (those the sync itself wrote there, mostly).
+    public var ackRows: Int
+
+    public init(rows: Int, whole: Bool, ackRows: Int = 0) {
+        self.rows = rows
+        self.whole = whole
+        self.ackRows = ackRows
+    }
 }
 
 /// Why an endpoint operation did not happen.
@@ -61,6 +96,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     private var batch: WriteBatch
     private var staged: [String: VersionVector] = [:]
+    private var removing: Set<String> = []
 
     public init(workspace: Workspace) throws {
         var workspace = workspace
@@ -80,18 +116,38 @@ public final class LocalEndpoint: ReplicaEndpoint {
         staged[path] = vector
     }
 
+    public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
+        try check(path)
+        guard let hash = ContentHash(hex: expected) else { throw EndpointError.transport("'\(expected)' is not a content hash") }
+        try batch.stageRemoval(path, expected: hash)
+        staged[path] = vector
+        removing.insert(path)
+    }
+
     public func flush() throws -> [String: SyncIndex.Entry?] {
         var results: [String: SyncIndex.Entry?] = [:]
-        let vectors = staged
+        let vectors = staged, removals = removing
         staged = [:]
+        removing = []
         for outcome in try batch.commit() {
+            if removals.contains(outcome.path) {
+                guard outcome.removed, let vector = vectors[outcome.path] else {
+                    results[outcome.path] = .some(nil)
+                    continue
+                }
+                var tombstone = SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                                vector: vector, deleted: true, scanned: SyncIndex.now())
+                tombstone.sequence = try index.put(tombstone)
+                results[outcome.path] = tombstone
+                continue
+            }
             guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
                 results[outcome.path] = .some(nil)
                 continue
             }
-            let entry = SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
+            var entry = SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
                                         deleted: false, scanned: SyncIndex.now())
-            try index.put(entry)
+            entry.sequence = try index.put(entry)
             results[outcome.path] = entry
         }
         try index.commitWrites()
@@ -99,9 +155,13 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func refresh() throws -> [String: SyncIndex.Entry] {
-        var entries = try index.entries()
-        try index.refresh(&entries)
-        return entries
+        try refreshSnapshot().entries
+    }
+
+    /// The refreshed index and the sequence it is complete up to (what a client over the
+    /// protocol is told it has seen).
+    public func refreshSnapshot() throws -> SyncIndex.Snapshot {
+        try index.refreshed()
     }
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.
@@ -130,10 +190,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
         } catch is Changed {
             throw EndpointError.changed(path)
         }
-        let entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
+        var entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
                                     stamp: workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
                                     vector: vector, deleted: false, scanned: SyncIndex.now())
-        try index.put(entry)
+        entry.sequence = try index.put(entry)
         return entry
     }
 
@@ -144,9 +204,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
         } catch let error as WorkspaceError where error.code == .notFound {
             // Already gone: fine, record the tombstone.
         }
-        let entry = SyncIndex.Entry(path: path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+        var entry = SyncIndex.Entry(path: path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
                                     vector: vector, deleted: true, scanned: SyncIndex.now())
-        try index.put(entry)
+        entry.sequence = try index.put(entry)
         return entry
     }
 
@@ -154,7 +214,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try check(entry.path)
         var entry = entry
         if !entry.deleted, let stamp = workspace.stamp(ofFileAt: entry.path) { entry.stamp = stamp }
-        try index.put(entry)
+        entry.sequence = try index.put(entry)
     }
 
     /// The merge bases with each peer, read in one query the first time a sync asks: the sync

@@ -1,12 +1,21 @@
 import Foundation
 import Glibc
 
-/// The sync wire protocol, version 2: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 3: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes of JSON) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of
-/// an ssh connection, as rsync, Unison and git do. The client sends a request, the server
-/// answers it; the first exchange is `hello`, which names the protocol version.
+/// an ssh connection, as rsync, Unison and git do. The client sends requests, the server
+/// answers each in order (a client may send several before reading their answers); the first
+/// exchange is `hello`, which names the protocol version.
+///
+/// A sync is: `hello` → `refresh` with the peer's index epoch and the last sequence of it the
+/// client saw (the answer: the rows written since, the current sequence, and a digest of the
+/// whole index to check the client's copy against; or every row, `whole`, when the epoch
+/// differs or the sequence went backwards) → `read` the contents needed → `stage`,
+/// `stageRemoval`, `flush` … → `ack` with the sequence of the refresh (the answer: the rows
+/// written since, mostly by this sync, so the next one starts from there) → `bye`.
 public enum SyncProtocol {
-    public static let version = 2
+    /// 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole index).
+    public static let version = 3
     /// The largest frame either side accepts (a file's content travels in one frame).
     public static let maximumFrame = 512 * 1024 * 1024
 
@@ -24,6 +33,10 @@ public enum SyncProtocol {
         public var kept: String?
         public var copied: String?
         public var version: Int?
+        /// `refresh`: the epoch of the copy the client has of this index, if any.
+        public var epoch: String?
+        /// `refresh`, `ack`: the last sequence of this index the client has seen.
+        public var since: Int64?
 
         public init(op: String) { self.op = op }
     }
@@ -44,6 +57,14 @@ public enum SyncProtocol {
         public var changed: [String]?
         /// The answer to `mergeBases`.
         public var bases: [MergeBase]?
+        /// `refresh`, `ack`: this index's epoch and the sequence `entries` bring a copy up to.
+        public var epoch: String?
+        public var sequence: Int64?
+        /// `refresh`: true when `entries` is the whole index, false when only the rows written
+        /// after the client's `since`.
+        public var whole: Bool?
+        /// `refresh`: `SyncIndex.digest` of the whole index.
+        public var digest: String?
 
         public init(ok: Bool) { self.ok = ok }
     }
@@ -139,7 +160,25 @@ public enum SyncServer {
             response.location = endpoint.location
             response.version = SyncProtocol.version
         case "refresh":
-            response.entries = Array(try endpoint.refresh().values)
+            let snapshot = try endpoint.refreshSnapshot()
+            response.epoch = endpoint.index.epoch
+            response.sequence = snapshot.sequence
+            response.digest = SyncIndex.digest(snapshot.entries.values)
+            if let since = request.since, request.epoch == endpoint.index.epoch, since <= snapshot.sequence {
+                response.entries = snapshot.entries.values.filter { $0.sequence > since }
+                response.whole = false
+            } else {
+                response.entries = Array(snapshot.entries.values)
+                response.whole = true
+            }
+        case "ack":
+            // What this connection wrote is committed before it is reported.
+            try endpoint.index.commitWrites()
+            let (entries, sequence) = try endpoint.index.changes(since: try need(request.since, "since"))
+            response.epoch = endpoint.index.epoch
+            response.sequence = sequence
+            response.entries = entries
+            response.whole = false
         case "read":
             response.content = Data(try endpoint.read(try need(request.path, "path"), expected: try need(request.expected, "expected")))
         case "install":
@@ -153,6 +192,9 @@ public enum SyncServer {
             let results = try endpoint.flush()
             response.entries = results.values.compactMap { $0 }
             response.changed = results.filter { $0.value == nil }.map(\.key)
+        case "stageRemoval":
+            try endpoint.stageRemoval(try need(request.path, "path"), expected: try need(request.expected, "expected"),
+                                      vector: try need(request.vector, "vector"))
         case "remove":
             response.entry = try endpoint.remove(try need(request.path, "path"), expected: try need(request.expected, "expected"),
                                                  vector: try need(request.vector, "vector"))

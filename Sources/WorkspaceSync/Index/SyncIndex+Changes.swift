@@ -1,0 +1,108 @@
+import RelaySQLite
+import WorkspaceCore
+
+/// "Index changes since the last sequence seen": the serving side's half (`refreshed`,
+/// `changes(since:)`, `digest`) and the client's copy of each peer's index (`peer_entries`,
+/// with the peer's epoch and the highest sequence seen in `peers`).
+extension SyncIndex {
+    /// What a peer needs to bring its copy of this index up to date.
+    public struct Snapshot: Sendable {
+        public var entries: [String: Entry]
+        /// The counter when the entries were read: every later write has a higher number.
+        public var sequence: Int64
+    }
+
+    /// `refresh()` and a read of the whole index and of the counter in one transaction, so the
+    /// sequence is exactly the one of the entries returned (a write by another process lands
+    /// either before, and is in them, or after, with a higher number).
+    public func refreshed() throws -> Snapshot {
+        try transaction {
+            var entries = try self.entries()
+            try refresh(&entries)
+            return Snapshot(entries: entries, sequence: try sequence())
+        }
+    }
+
+    /// Rows written after `since`, and the counter, read in one snapshot of the database.
+    public func changes(since: Int64) throws -> (entries: [Entry], sequence: Int64) {
+        try transaction {
+            let rows = try statement("SELECT \(Self.columns) FROM files WHERE seq > ?1").rows([.integer(since)], Self.entry)
+            return (rows, try sequence())
+        }
+    }
+
+    /// An order-independent checksum of what a peer reconciles on (path, hash, vector,
+    /// tombstone, sequence): the client compares the copy it rebuilt from its cache and the
+    /// changes with the server's, and reads the index whole when they differ. A sum of
+    /// 64-bit FNV-1a hashes, one per row: a check of consistency, not of security.
+    public static func digest<S: Sequence>(_ entries: S) -> String where S.Element == Entry {
+        var sum: UInt64 = 0
+        var count: UInt64 = 0
+        for entry in entries {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            for byte in entry.path.utf8 { mix(byte) }
+            mix(0)
+            for byte in entry.hash.utf8 { mix(byte) }
+            mix(0)
+            // The vector's counters in any order (no sorted text to build): a sum of their hashes.
+            var counters: UInt64 = 0
+            for (replica, count) in entry.vector.counters {
+                var counter: UInt64 = 0xcbf2_9ce4_8422_2325
+                for byte in replica.utf8 { counter = (counter ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                counter = (counter ^ count) &* 0x100_0000_01b3
+                counters = counters &+ counter
+            }
+            for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: counters)); counters >>= 8 }
+            mix(entry.deleted ? 1 : 2)
+            var sequence = UInt64(bitPattern: entry.sequence)
+            for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: sequence)); sequence >>= 8 }
+            sum = sum &+ hash
+            count += 1
+        }
+        return String(count) + "-" + String(sum, radix: 16)
+    }
+
+    // MARK: The copy of a peer's index
+
+    /// The peer's epoch and the highest sequence of its index this replica has a copy up to;
+    /// nil when there is no copy.
+    public func peerState(_ peer: String) throws -> (epoch: String, sequence: Int64)? {
+        try statement("SELECT epoch, sequence FROM peers WHERE peer = ?1").rows([.text(peer)]) { ($0.text(0), $0.integer(1)) }.first
+    }
+
+    /// The copy of the peer's index, as of `peerState(peer).sequence`.
+    public func peerEntries(_ peer: String) throws -> [String: Entry] {
+        var result: [String: Entry] = [:]
+        var reader = EntryReader()
+        for entry in try statement("SELECT \(Self.columns) FROM peer_entries WHERE peer = ?1").rows([.text(peer)], { reader.entry($0) }) {
+            result[entry.path] = entry
+        }
+        return result
+    }
+
+    /// Brings the copy of `peer`'s index to `sequence` of `epoch`: `entries` replace the
+    /// whole copy when `whole`, or else update the rows they name. One transaction.
+    public func updatePeer(_ peer: String, epoch: String, sequence: Int64, entries: [Entry], whole: Bool) throws {
+        try willWrite()
+        try transaction {
+            if whole { try statement("DELETE FROM peer_entries WHERE peer = ?1").run([.text(peer)]) }
+            let insert = try statement("""
+                INSERT OR REPLACE INTO peer_entries (peer, path, hash, inode, size, mtime, vector, deleted, scanned, seq)
+                VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                """)
+            for entry in entries { try insert.run(Self.values(entry) + [.text(peer)]) }
+            try statement("INSERT OR REPLACE INTO peers (peer, epoch, sequence) VALUES (?1, ?2, ?3)")
+                .run([.text(peer), .text(epoch), .integer(sequence)])
+        }
+    }
+
+    /// Drops the copy of `peer`'s index: the next sync reads it whole.
+    public func forgetPeer(_ peer: String) throws {
+        try willWrite()
+        try transaction {
+            try statement("DELETE FROM peer_entries WHERE peer = ?1").run([.text(peer)])
+            try statement("DELETE FROM peers WHERE peer = ?1").run([.text(peer)])
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import RelaySQLite
+import Testing
+import WorkspaceCore
+@testable import WorkspaceSync
+
+/// A replica served over the sync protocol by a `SyncServer` on a thread of this process,
+/// through a pair of pipes: the frames, the requests and the answers of `relay sync-serve`,
+/// without a process in between.
+final class ServedReplica: @unchecked Sendable {
+    let endpoint: RemoteEndpoint
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ replica: Replica) throws {
+        let toServer = Pipe(), fromServer = Pipe()
+        let server = try LocalEndpoint(workspace: replica.workspace)
+        let input = toServer.fileHandleForReading, output = fromServer.fileHandleForWriting
+        let done = finished
+        nonisolated(unsafe) let served = server
+        Thread.detachNewThread {
+            try? SyncServer.serve(served, input: input.fileDescriptor, output: output.fileDescriptor)
+            try? output.close()
+            done.signal()
+        }
+        endpoint = try RemoteEndpoint(writingTo: toServer.fileHandleForWriting, readingFrom: fromServer.fileHandleForReading,
+                                      location: "pipe:" + replica.root)
+    }
+
+    /// Says bye and waits until the server has let go of the replica's index.
+    func close() {
+        endpoint.close()
+        finished.wait()
+    }
+}
+
+/// `a` syncs with `b` over the protocol; `during` runs once, after both refreshes, before the
+/// first path is reconciled.
+@discardableResult
+func syncOverProtocol(_ a: Replica, _ b: Replica, during: (() throws -> Void)? = nil) throws -> SyncSummary {
+    let served = try ServedReplica(b)
+    defer { served.close() }
+    var ran = false
+    var failure: Error?
+    let summary = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint).run { _ in
+        guard !ran, let during else { return }
+        ran = true
+        do { try during() } catch { failure = error }
+    }
+    if let failure { throw failure }
+    return summary
+}
+
+@Suite("Index changes since the last sequence seen (protocol 3)", .serialized)
+struct IndexChangesTests {
+    let base = FileManager.default.temporaryDirectory.path + "/relay-index-changes-" + UUID().uuidString
+
+    func populated() throws -> (Replica, Replica) {
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        for i in 0..<200 { try a.write("notes/n\(i % 10)/file\(i).md", "note \(i)\n") }
+        for i in 0..<20 { try b.write("desk/d\(i).txt", "desk \(i)\n") }
+        return (a, b)
+    }
+
+    @Test func aSecondSyncWithNoChangesReceivesOnlyAHandfulOfIndexRows() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        let first = try syncOverProtocol(a, b)
+        let firstIndex = try #require(first.peerIndex)
+        #expect(firstIndex.whole && firstIndex.rows == 20, "a first sync reads the peer's index whole")
+        #expect(firstIndex.ackRows >= 200, "the ack brings back the rows the sync wrote there")
+        #expect(a.tree() == b.tree())
+
+        let second = try syncOverProtocol(a, b)
+        let secondIndex = try #require(second.peerIndex)
+        #expect(!secondIndex.whole)
+        #expect(secondIndex.rows <= 3, "no change: only a handful of rows travel, not \(secondIndex.rows)")
+        #expect(second.transferred == 0)
+        // The copy of the peer's index is the peer's index.
+        let peerIndex = try SyncIndex(workspace: b.workspace)
+        let copy = try SyncIndex(workspace: a.workspace).peerEntries(peerIndex.replica)
+        #expect(SyncIndex.digest(copy.values) == SyncIndex.digest(try peerIndex.entries().values))
+    }
+
+    @Test func changesMadeOnThePeerBetweenAndDuringSyncsAllArrive() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        let c = try Replica(base, "server")
+        try syncOverProtocol(a, b)
+        // Between syncs: edits, new files, deletions on the peer.
+        for i in 0..<10 { try b.write("notes/n\(i % 10)/file\(i).md", "edited on the desktop \(i)\n") }
+        for i in 0..<5 { try b.write("desk/new\(i).md", "new \(i)\n") }
+        for i in 0..<3 { b.delete("desk/d\(i).txt") }
+        try c.write("from-the-server.md", "server\n")
+        let second = try syncOverProtocol(a, b) {
+            // After the peer's refresh: a hand edit there, and another replica syncing with it.
+            try b.write("desk/d10.txt", "edited while a sync ran\n")
+            try b.write("desk/during.md", "created while a sync ran\n")
+            try sync(b, c)
+        }
+        let secondIndex = try #require(second.peerIndex)
+        #expect(!secondIndex.whole && secondIndex.rows >= 18 && secondIndex.rows < 40)
+        #expect(a.read("notes/n3/file3.md") == "edited on the desktop 3\n" && a.read("desk/new4.md") == "new 4\n")
+        #expect(a.read("desk/d1.txt") == nil)
+        // The next sync brings what changed on the peer while the last one ran, from its copy.
+        let third = try syncOverProtocol(a, b)
+        #expect(third.peerIndex?.whole == false)
+        #expect(a.read("desk/d10.txt") == "edited while a sync ran\n")
+        #expect(a.read("desk/during.md") == "created while a sync ran\n")
+        #expect(a.read("from-the-server.md") == "server\n")
+        #expect(a.tree() == b.tree())
+        #expect(a.conflictCopies().isEmpty)
+        #expect(try syncOverProtocol(a, b).transferred == 0)
+    }
+
+    @Test func aPeerWhoseIndexWasDeletedOrReplacedIsReadWholeWithACorrectResult() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        try syncOverProtocol(a, b)
+        let index = b.root + "/.relay/sync.sqlite"
+        let suffixes = ["", "-wal", "-shm"]
+
+        // Deleted: a new index, another epoch.
+        for suffix in suffixes { unlink(index + suffix) }
+        try a.write("notes/n1/file1.md", "edited after the peer lost its index\n")
+        let afterDelete = try syncOverProtocol(a, b)
+        #expect(afterDelete.peerIndex?.whole == true)
+        #expect(a.tree() == b.tree() && b.read("notes/n1/file1.md") == "edited after the peer lost its index\n")
+        #expect(a.conflictCopies().isEmpty)
+
+        // Replaced by an older copy of itself: the same epoch, an earlier history.
+        for suffix in suffixes where FileManager.default.fileExists(atPath: index + suffix) {
+            try FileManager.default.copyItem(atPath: index + suffix, toPath: base + "/saved" + suffix)
+        }
+        for i in 0..<5 { try a.write("notes/n2/file\(10 * i + 2).md", "edited on the laptop \(i)\n") }
+        try b.write("desk/d5.txt", "edited on the desktop\n")
+        #expect(try syncOverProtocol(a, b).peerIndex?.whole == false)
+        for suffix in suffixes {
+            unlink(index + suffix)
+            if FileManager.default.fileExists(atPath: base + "/saved" + suffix) {
+                try FileManager.default.copyItem(atPath: base + "/saved" + suffix, toPath: index + suffix)
+            }
+        }
+        try b.write("desk/d6.txt", "edited after the restore\n")
+        let afterRestore = try syncOverProtocol(a, b)
+        #expect(afterRestore.peerIndex?.whole == true, "the copy no longer adds up to the peer's index")
+        #expect(a.read("desk/d6.txt") == "edited after the restore\n" && a.read("desk/d5.txt") == "edited on the desktop\n")
+        #expect(b.read("notes/n2/file42.md") == "edited on the laptop 4\n")
+        #expect(a.tree() == b.tree())
+        #expect(a.conflictCopies().isEmpty)
+        let settled = try syncOverProtocol(a, b)
+        #expect(settled.transferred == 0 && settled.peerIndex?.whole == false)
+    }
+
+    @Test func anIndexWithoutSequencesIsMigratedAndKeepsWorking() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        // Turn b's index back into the format before sequences: no seq column, no epoch.
+        do {
+            let database = try SQLiteDatabase(file: b.root + "/.relay/sync.sqlite")
+            try database.execute("""
+                DROP INDEX files_seq; ALTER TABLE files DROP COLUMN seq;
+                DROP TABLE meta; DROP TABLE peers; DROP TABLE peer_entries; PRAGMA user_version = 0;
+                """)
+        }
+        let rowsBefore = try SQLiteDatabase(file: b.root + "/.relay/sync.sqlite").prepare("SELECT COUNT(*) FROM files").rows([]) { $0.integer(0) }
+        try b.write("desk/d7.txt", "edited before the migration\n")
+
+        let migrated = try SyncIndex(workspace: b.workspace)
+        #expect(!migrated.epoch.isEmpty)
+        #expect(try migrated.entries().count == Int(rowsBefore.first ?? 0), "every row is kept")
+        #expect(try migrated.entries().values.allSatisfy { $0.sequence == 0 }, "old rows start below any sequence a peer saw")
+        let sequence = try migrated.sequence()
+        #expect(try migrated.refresh() == 1)
+        #expect(try #require(try migrated.entry("desk/d7.txt")).sequence > sequence)
+        #expect(try migrated.changes(since: sequence).entries.map(\.path) == ["desk/d7.txt"])
+
+        let summary = try syncOverProtocol(a, b)
+        #expect(summary.peerIndex?.whole == true, "another epoch: read whole")
+        #expect(summary.copied == 1 && summary.conflicts == 0)
+        #expect(a.read("desk/d7.txt") == "edited before the migration\n")
+        #expect(a.tree() == b.tree())
+        #expect(try syncOverProtocol(a, b).peerIndex?.whole == false)
+    }
+
+    @Test func aRestampedFileKeepsItsSequenceAndNewContentTakesTheNext() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop")
+        try a.write("a.md", "one\n")
+        let index = try SyncIndex(workspace: a.workspace)
+        try index.refresh()
+        let first = try #require(try index.entry("a.md")).sequence
+        // Touched, same content: a new stamp, the same sequence (nothing a peer reconciles on moved).
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, a.root + "/a.md", &times, 0) == 0)
+        try index.refresh()
+        #expect(try index.entry("a.md")?.sequence == first)
+        #expect(try index.entry("a.md")?.stamp.modifiedNanoseconds == 1_000_000_000_000_000)
+        try a.write("a.md", "two\n")
+        try index.refresh()
+        #expect(try #require(try index.entry("a.md")).sequence > first)
+        #expect(try index.changes(since: first).entries.map(\.path) == ["a.md"])
+    }
+
+    @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let b = try Replica(base, "desktop")
+        let toServer = Pipe(), fromServer = Pipe()
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = 2
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(hello))
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(SyncProtocol.Request(op: "bye")))
+        try SyncServer.serve(try LocalEndpoint(workspace: b.workspace), input: toServer.fileHandleForReading.fileDescriptor,
+                             output: fromServer.fileHandleForWriting.fileDescriptor)
+        let frame = try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor))
+        let answer = try JSONDecoder().decode(SyncProtocol.Response.self, from: frame)
+        #expect(!answer.ok)
+        #expect(answer.message?.contains("speaks sync protocol 3, the client 2") == true, "\(answer.message ?? "")")
+    }
+}
