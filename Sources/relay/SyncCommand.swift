@@ -83,6 +83,10 @@ struct SyncCommand: ParsableCommand {
         if !summary.refused.isEmpty {
             print("Refused from the peer (paths outside the workspace or in .relay/): " + summary.refused.joined(separator: ", "))
         }
+        if !summary.clashes.isEmpty {
+            print("Left alone (a file on one side, a folder of the same name on the other; rename one): "
+                  + summary.clashes.joined(separator: ", "))
+        }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
         (remote as? RemoteEndpoint)?.close()
     }

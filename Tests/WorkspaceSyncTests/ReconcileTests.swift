@@ -260,6 +260,40 @@ struct ReconcileScenarioTests {
         #expect(b.read("Research/kept.md") == "kept\n")
     }
 
+    @Test func aFileOnOneSideWhereTheOtherHasAFolderIsReportedAndTheRestSyncs() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("notes", "a file called notes\n")
+        try b.write("notes/one.md", "a note in a folder called notes\n")
+        try a.write("other.md", "from the laptop\n")
+        try b.write("more.md", "from the desktop\n")
+        let summary = try sync(a, b)
+        #expect(b.read("other.md") == "from the laptop\n" && a.read("more.md") == "from the desktop\n", "the rest syncs")
+        #expect(summary.clashes.sorted() == ["notes", "notes/one.md"], "both sides of the clash are reported")
+        #expect(a.read("notes") == "a file called notes\n" && b.read("notes/one.md") == "a note in a folder called notes\n", "nothing is lost")
+        // Once a person renames the file, the next sync carries both.
+        try a.write("notes.txt", a.read("notes")!)
+        a.delete("notes")
+        let after = try sync(a, b)
+        #expect(after.clashes.isEmpty)
+        #expect(a.read("notes/one.md") == "a note in a folder called notes\n" && b.read("notes.txt") == "a file called notes\n")
+        #expect(a.tree() == b.tree())
+    }
+
+    @Test func aFileReplacedByAFolderOfItsNameOnOneSideSyncsWithoutAClash() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("notes", "a file called notes\n")
+        try sync(a, b)
+        // The desktop turns the file into a folder; the laptop has not changed it.
+        b.delete("notes")
+        try b.write("notes/one.md", "now a folder\n")
+        let summary = try sync(a, b)
+        #expect(summary.clashes.isEmpty)
+        #expect(a.read("notes/one.md") == "now a folder\n")
+        #expect(a.tree() == b.tree())
+    }
+
     @Test func progressCountsEveryPathAndTheFilesAndBytesMoved() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

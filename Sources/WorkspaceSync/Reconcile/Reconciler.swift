@@ -15,6 +15,9 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var actions: [String] = []
     /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
     public var refused: [String] = []
+    /// Paths left alone because one side has a file where the other has a folder: the file, and
+    /// the other side's files under that folder. A person renames one of them.
+    public var clashes: [String] = []
     /// How the peer's index came over the protocol (nil for a folder): rows at refresh,
     /// whether it was the whole index, rows with the closing ack.
     public var peerIndex: IndexTransfer?
@@ -86,6 +89,8 @@ public final class Reconciler {
     let local: ReplicaEndpoint
     let peer: ReplicaEndpoint
     let options: Options
+    /// Files whose deletion must be in place before the folder of the same name is filled.
+    private var deleteFirst: Set<String> = []
     let logger: Logger
 
     public init(local: ReplicaEndpoint, peer: ReplicaEndpoint, options: Options = Options(), logger: Logger = Workspace.silentLogger) {
@@ -118,8 +123,12 @@ public final class Reconciler {
         // The peer's paths are untrusted: check each against our sandbox before anything else.
         // Paths our own index holds came from our own walk or passed this check before (and
         // every write checks its path again).
+        // Clashes first: a path under a folder that is a file here is not hostile, only early.
+        let (clashing, deleteFirst) = Self.clashes(a.entries, b.entries)
         if let localEndpoint = local as? LocalEndpoint {
-            for path in b.entries.keys.sorted() where a.entries[path] == nil {
+            for path in b.entries.keys.sorted() where a.entries[path] == nil && !clashing.contains(path) {
+                // Under a file this side deletes first: checked when it is written, after that.
+                if deleteFirst.contains(where: { path.hasPrefix($0 + "/") }) { continue }
                 do { try localEndpoint.check(path) } catch let error as EndpointError {
                     summary.refused.append(path)
                     b.entries.removeValue(forKey: path)
@@ -127,7 +136,12 @@ public final class Reconciler {
                 }
             }
         }
-        let paths = Set(a.entries.keys).union(b.entries.keys).sorted()
+        for path in clashing.sorted() {
+            summary.clashes.append(path)
+            logger.warning("a file on one side where the other has a folder: left alone; rename one of them", metadata: ["relay.path": "\(path)"])
+        }
+        self.deleteFirst = deleteFirst
+        let paths = Set(a.entries.keys).union(b.entries.keys).subtracting(clashing).sorted()
         try guardMassDeletion(a, b)
 
         do {
@@ -135,7 +149,9 @@ public final class Reconciler {
                 progress(SyncProgress(pathsDone: done, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
                 do {
                     try reconcile(path, &a, &b, &summary)
-                    if a.isFull(options) || b.isFull(options) { try flush(&a, &b, &summary) }
+                    // A file the other side replaced by a folder of its name goes before anything
+                    // is staged into the folder.
+                    if a.isFull(options) || b.isFull(options) || deleteFirst.contains(path) { try flush(&a, &b, &summary) }
                 } catch let error as EndpointError {
                     try handle(error, path: path, &summary)
                 }
@@ -441,6 +457,33 @@ public final class Reconciler {
     }
 
     // MARK: Safety
+
+    /// Where one side has a live file at a path the other side uses as a folder. Only paths
+    /// live on one side and not the other can be involved (a path live on both has the same
+    /// folders above it on both), so this looks at what differs, not at every path. Returns the
+    /// paths to leave alone (the file and the other side's files under it) and the files whose
+    /// deletion, seen by the other side first, must be made before the folder fills — those
+    /// are not a clash.
+    static func clashes(_ a: [String: SyncIndex.Entry], _ b: [String: SyncIndex.Entry]) -> (Set<String>, Set<String>) {
+        var clashing = Set<String>(), deleteFirst = Set<String>()
+        for (mine, theirs) in [(a, b), (b, a)] {
+            for (path, entry) in theirs where !entry.deleted && (mine[path]?.deleted ?? true) {
+                var folder = Substring(path)
+                while let slash = folder.lastIndex(of: "/") {
+                    folder = folder[..<slash]
+                    guard let file = mine[String(folder)], !file.deleted else { continue }
+                    let name = String(folder)
+                    if let gone = theirs[name], gone.deleted, gone.vector.compare(to: file.vector) == .after {
+                        deleteFirst.insert(name)
+                    } else {
+                        clashing.insert(name)
+                        clashing.insert(path)
+                    }
+                }
+            }
+        }
+        return (clashing, deleteFirst)
+    }
 
     private func guardMassDeletion(_ a: Side, _ b: Side) throws {
         guard !options.force else { return }
