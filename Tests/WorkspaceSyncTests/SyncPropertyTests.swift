@@ -386,17 +386,13 @@ final class SyncModel {
             }
 
             // (5) No spurious conflicts.
-            // A delete that races a write loses to it, but what the delete had seen and the
-            // kept write had not is then gone on one side: a journal append next to such a line
-            // is a real three-way conflict. Transcripts merge by message id and never conflict so.
             var concurrent: [(ModelEvent, ModelEvent)] = []
             for (i, e1) in history.enumerated() {
                 for e2 in history[(i + 1)...] where !e2.past.contains(e1.id) && !e1.past.contains(e2.id) { concurrent.append((e1, e2)) }
             }
-            let deleteRacesWrite = concurrent.contains { $0.0.isDelete != $0.1.isDelete }
             let expectClean = concurrent.allSatisfy { e1, e2 in
                 e1.isDelete || e2.isDelete || e1.content == e2.content
-                    || (e1.pureAppend && e2.pureAppend && (kind == .transcript || (kind == .journal && !deleteRacesWrite)))
+                    || (e1.pureAppend && e2.pureAppend && (kind == .transcript || kind == .journal))
             }
             if expectClean && !copies.isEmpty {
                 fail("\(path): \(copies.count) conflict copies, but its history has no real conflict (\(copies.keys.sorted()))")

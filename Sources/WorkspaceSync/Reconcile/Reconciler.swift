@@ -403,6 +403,14 @@ public final class Reconciler {
             return (Array(merged.utf8), false)
         }
         let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: winner)
+        if result.conflicts > 0, kind == .journal,
+           let union = JournalMerge.merge(base: commonLinePrefix(ourText, theirText), ours: ourText, oursReplica: oursReplica,
+                                          theirs: theirText, theirsReplica: theirsReplica) {
+            // A journal whose sides, measured from the base, overlap — a line one side took out
+            // (a delete that lost to an edit, a correction) next to the other's new entries — but
+            // which both only added to since the lines they share: every entry of both, no copy.
+            return (Array(union.utf8), false)
+        }
         return (Array(result.text.utf8), result.conflicts > 0)
     }
 
