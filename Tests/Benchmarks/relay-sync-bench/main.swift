@@ -18,7 +18,7 @@ let rounds = 3
 let keep = environment["RELAY_SYNC_BENCH_KEEP"] == "1"
 defer { if keep { print("trees kept in \(base)") } else { try? FileManager.default.removeItem(atPath: base) } }
 /// The largest resident set of any process a timed command ran (`relay`'s, the peer's too).
-var peakKilobytes: [String: Int] = [:]
+nonisolated(unsafe) var peakKilobytes: [String: Int] = [:]
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
