@@ -119,7 +119,9 @@ public final class Reconciler {
         // Paths our own index holds came from our own walk or passed this check before (and
         // every write checks its path again).
         if let localEndpoint = local as? LocalEndpoint {
-            for path in b.entries.keys.sorted() where a.entries[path] == nil {
+            // Only the new paths are sorted (for a stable report order): sorting every path
+            // of a 100,000-file index took ~7% of a sync.
+            for path in b.entries.keys.filter({ a.entries[$0] == nil }).sorted() {
                 do { try localEndpoint.check(path) } catch let error as EndpointError {
                     summary.refused.append(path)
                     b.entries.removeValue(forKey: path)
