@@ -149,11 +149,11 @@ public final class SyncIndex {
     // MARK: Reading
 
     public func entries() throws -> [String: Entry] {
-        var result: [String: Entry] = [:]
         var reader = EntryReader()
-        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) }) {
-            result[entry.path] = entry
-        }
+        let rows = try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) })
+        // Sized once: growing it row by row rehashed every path ~17 times at 100,000 files.
+        var result = [String: Entry](minimumCapacity: rows.count)
+        for entry in rows { result[entry.path] = entry }
         return result
     }
 
@@ -202,10 +202,9 @@ public final class SyncIndex {
 
     /// Every merge base recorded with `peer`, path → hash.
     public func bases(peer: String) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for (path, hash) in try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) }) {
-            result[path] = hash
-        }
+        let rows = try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) })
+        var result = [String: String](minimumCapacity: rows.count)
+        for (path, hash) in rows { result[path] = hash }
         return result
     }
 
