@@ -34,6 +34,20 @@ public final class SQLiteDatabase {
 
     deinit { sqlite3_close_v2(handle) }
 
+    /// Leaves the write-ahead log for a later checkpoint when the last connection closes,
+    /// instead of copying it into the database and fsyncing both then (SQLite's default). The
+    /// log is checkpointed when it grows past SQLite's 1,000 pages, by whichever connection
+    /// commits then. Commits stay atomic; with `synchronous = NORMAL` the last ones reach the
+    /// disk at that later checkpoint rather than at close, so use this only where losing the
+    /// last commits to a power cut is recoverable. The corresponding C call is
+    /// `sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE)`.
+    public func leaveLogAtClose() throws {
+        let result = relay_sqlite3_set_no_checkpoint_on_close(handle, 1)
+        guard result == SQLITE_OK else {
+            throw SQLiteError(code: result, message: "\(file): cannot leave the log at close: \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+
     /// Runs statements that return no rows.
     public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?

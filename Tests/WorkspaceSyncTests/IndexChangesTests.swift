@@ -203,6 +203,21 @@ struct IndexChangesTests {
         #expect(try index.changes(since: first).entries.map(\.path) == ["a.md"])
     }
 
+    @Test func anIndexClosedAfterWritingLeavesItsLogAndReopensWithEveryRow() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop")
+        for i in 0..<20 { try a.write("notes/n\(i).md", "note \(i)\n") }
+        do {
+            let index = try SyncIndex(workspace: a.workspace)
+            #expect(try index.refresh() == 20)
+        }
+        // No checkpoint at close: the rows are in the log, which the next connection reads.
+        #expect(FileManager.default.fileExists(atPath: a.root + "/.relay/sync.sqlite-wal"))
+        let reopened = try SyncIndex(workspace: a.workspace)
+        #expect(try reopened.entries().count == 20)
+        #expect(try reopened.refresh() == 0)
+    }
+
     @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let b = try Replica(base, "desktop")

@@ -49,12 +49,17 @@ extension Workspace {
         for component in components {
             prefix += (prefix.isEmpty ? "" : "/") + component
             let absolute = layout.absolute(prefix)
-            switch Syscall.mkdir(absolute) {
-            case .success, .failure(.fileExists): break
-            case .failure(let errno): throw WorkspaceError.system(errno, "create folder", path: prefix)
+            // Usually the folder is there: one lstat instead of a failing mkdir and an lstat
+            // (a sync's batch asks this for every file it stages).
+            var info = Syscall.lstat(absolute)
+            if case .failure(.noSuchFileOrDirectory) = info {
+                switch Syscall.mkdir(absolute) {
+                case .success, .failure(.fileExists): break
+                case .failure(let errno): throw WorkspaceError.system(errno, "create folder", path: prefix)
+                }
+                info = Syscall.lstat(absolute)
             }
-            let info = try Syscall.lstat(absolute).orThrow("stat", path: prefix)
-            guard FileKind(info.st_mode) == .directory else {
+            guard FileKind(try info.orThrow("stat", path: prefix).st_mode) == .directory else {
                 throw WorkspaceError(.notADirectory, "\(path.relative): '\(prefix)' is a file where a folder is expected", path: path.relative)
             }
         }

@@ -73,11 +73,10 @@ extension SyncIndex {
 
     /// The copy of the peer's index, as of `peerState(peer).sequence`.
     public func peerEntries(_ peer: String) throws -> [String: Entry] {
-        var result: [String: Entry] = [:]
         var reader = EntryReader()
-        for entry in try statement("SELECT \(Self.columns) FROM peer_entries WHERE peer = ?1").rows([.text(peer)], { reader.entry($0) }) {
-            result[entry.path] = entry
-        }
+        let rows = try statement("SELECT \(Self.columns) FROM peer_entries WHERE peer = ?1").rows([.text(peer)], { reader.entry($0) })
+        var result = [String: Entry](minimumCapacity: rows.count)
+        for entry in rows { result[entry.path] = entry }
         return result
     }
 

@@ -76,6 +76,13 @@ public final class SyncIndex {
         self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
         self.replica = try workspace.replicaID()
         let database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        // A sync's files are durable (WriteBatch) before their rows are written; an index that
+        // lost its last commits to a power cut is what a sync killed before its index commit
+        // leaves, which the next sync resumes (same content: vectors joined, nothing moves; a
+        // peer's copy with a sequence gone back or a digest that differs is read whole). So the
+        // checkpoint and its two fsyncs need not happen at every close (every sync that wrote
+        // anything): SQLite does it as the log grows.
+        try database.leaveLogAtClose()
         // A read first: an index already in this format is opened without taking the write
         // lock (a sync may hold it for a while).
         let format = try database.prepare("PRAGMA user_version").rows([]) { $0.integer(0) }.first ?? 0
@@ -142,11 +149,11 @@ public final class SyncIndex {
     // MARK: Reading
 
     public func entries() throws -> [String: Entry] {
-        var result: [String: Entry] = [:]
         var reader = EntryReader()
-        for entry in try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) }) {
-            result[entry.path] = entry
-        }
+        let rows = try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) })
+        // Sized once: growing it row by row rehashed every path ~17 times at 100,000 files.
+        var result = [String: Entry](minimumCapacity: rows.count)
+        for entry in rows { result[entry.path] = entry }
         return result
     }
 
@@ -195,10 +202,9 @@ public final class SyncIndex {
 
     /// Every merge base recorded with `peer`, path → hash.
     public func bases(peer: String) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for (path, hash) in try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) }) {
-            result[path] = hash
-        }
+        let rows = try statement("SELECT path, hash FROM bases WHERE peer = ?1").rows([.text(peer)], { ($0.text(0), $0.text(1)) })
+        var result = [String: String](minimumCapacity: rows.count)
+        for (path, hash) in rows { result[path] = hash }
         return result
     }
 

@@ -126,7 +126,9 @@ public final class Reconciler {
         // Clashes first: a path under a folder that is a file here is not hostile, only early.
         let (clashing, deleteFirst) = Self.clashes(a.entries, b.entries)
         if let localEndpoint = local as? LocalEndpoint {
-            for path in b.entries.keys.sorted() where a.entries[path] == nil && !clashing.contains(path) {
+            // Only the new paths are sorted (for a stable report order): sorting every path
+            // of a 100,000-file index took ~7% of a sync.
+            for path in b.entries.keys.filter({ a.entries[$0] == nil && !clashing.contains($0) }).sorted() {
                 // Under a file this side deletes first: checked when it is written, after that.
                 if deleteFirst.contains(where: { path.hasPrefix($0 + "/") }) { continue }
                 do { try localEndpoint.check(path) } catch let error as EndpointError {

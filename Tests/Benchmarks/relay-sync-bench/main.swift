@@ -2,6 +2,9 @@
 // same trees in the same run. 10,000 files (~60 MB, nested folders, Markdown/JSON/binary), a
 // change set of 100 modified + 50 new + 20 deleted, and a no-change sync; medians of 3 rounds.
 // Needs the release `relay` next to this binary, rsync and unison on PATH (Debian packages).
+// RELAY_SYNC_BENCH_FILES=100000 runs the same at 100,000 files (~600 MB a tree; opt-in: the
+// trees take minutes to make); RELAY_SYNC_BENCH_KEEP=1 keeps the trees and prints where they
+// are, for `perf record` of one `relay sync` of them.
 
 import Foundation
 import Glibc
@@ -9,9 +12,13 @@ import Glibc
 let binFolder = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
 let relay = binFolder + "/relay"
 let base = FileManager.default.temporaryDirectory.path + "/relay-sync-bench-" + UUID().uuidString
-let fileCount = Int(ProcessInfo.processInfo.environment["RELAY_BENCH_SYNC_FILES"] ?? "") ?? 10_000
+let environment = ProcessInfo.processInfo.environment
+let fileCount = Int(environment["RELAY_SYNC_BENCH_FILES"] ?? environment["RELAY_BENCH_SYNC_FILES"] ?? "") ?? 10_000
 let rounds = 3
-defer { try? FileManager.default.removeItem(atPath: base) }
+let keep = environment["RELAY_SYNC_BENCH_KEEP"] == "1"
+defer { if keep { print("trees kept in \(base)") } else { try? FileManager.default.removeItem(atPath: base) } }
+/// The largest resident set of any process a timed command ran (`relay`'s, the peer's too).
+nonisolated(unsafe) var peakKilobytes: [String: Int] = [:]
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
@@ -19,7 +26,7 @@ func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 /// Foundation's Process notices a child's exit only on its run loop's next turn (up to ~50 ms
 /// late), which blurs sub-second timings.
 @discardableResult
-func sh(_ command: String, environment: [String: String] = [:]) -> Int32 {
+func sh(_ command: String, environment: [String: String] = [:], peak: String? = nil) -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -31,15 +38,18 @@ func sh(_ command: String, environment: [String: String] = [:]) -> Int32 {
     var pid: pid_t = 0
     guard posix_spawn(&pid, "/bin/sh", &actions, nil, argv, envp) == 0 else { fatalError("cannot run /bin/sh") }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    var usage = rusage()
+    // wait4's usage covers the child and every descendant it waited for (the peer's relay).
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    if let peak { peakKilobytes[peak] = max(peakKilobytes[peak] ?? 0, usage.ru_maxrss) }
     let exitStatus = (status >> 8) & 0xff
     if exitStatus != 0 { FileHandle.standardError.write(Data("failed (\(exitStatus)): \(command)\n".utf8)) }
     return exitStatus
 }
 
-func timed(_ command: String, environment: [String: String] = [:]) -> Double {
+func timed(_ command: String, environment: [String: String] = [:], peak: String? = nil) -> Double {
     let start = now()
-    sh(command, environment: environment)
+    sh(command, environment: environment, peak: peak)
     return now() - start
 }
 
@@ -105,9 +115,9 @@ try "#!/bin/sh\nshift\nexec sh -c \"$1\"\n".write(toFile: fakeSSH, atomically: t
 chmod(fakeSSH, 0o755)
 let pipeEnvironment = ["RELAY_SSH": fakeSSH]
 var start = now()
-sh("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'")
+sh("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'", peak: "first sync")
 let relayInitial = now() - start
-sh("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment)
+sh("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment, peak: "first sync")
 
 // rsync one way, Unison two ways with its archive in a folder of its own.
 try populate(base + "/sa")
@@ -125,12 +135,12 @@ let unisonInitial = now() - start
 var results: [String: [Double]] = [:]
 for round in 0..<rounds {
     for root in ["ra", "pa", "sa", "ua"] { try change(base + "/" + root, round: round) }
-    results["relay", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'"))
-    results["relay-pipe", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment))
+    results["relay", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'", peak: "change set"))
+    results["relay-pipe", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment, peak: "change set"))
     results["rsync", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
     results["unison", default: []].append(timed(unison, environment: unisonEnvironment))
-    results["relay-none", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'"))
-    results["relay-pipe-none", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment))
+    results["relay-none", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'", peak: "no change"))
+    results["relay-pipe-none", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment, peak: "no change"))
     results["rsync-none", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
     results["unison-none", default: []].append(timed(unison, environment: unisonEnvironment))
 }
@@ -148,3 +158,4 @@ print("  no change:")
 for (label, key) in [("rsync", "rsync-none"), ("unison", "unison-none"), ("relay sync, local folder", "relay-none"), ("relay sync, protocol over a pipe", "relay-pipe-none")] {
     row(label, median(results[key]!), against: median(results["rsync-none"]!), median(results["unison-none"]!))
 }
+print("  relay's peak resident set (either process): " + ["first sync", "change set", "no change"].map { "\($0) \((peakKilobytes[$0] ?? 0) / 1024) MB" }.joined(separator: ", "))
