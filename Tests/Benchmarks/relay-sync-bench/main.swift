@@ -9,7 +9,9 @@
 import Foundation
 import Glibc
 
-let binFolder = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
+// Absolute: the ssh rows run it at the other end of ssh, from the home folder.
+let binFolder = URL(fileURLWithPath: (CommandLine.arguments[0] as NSString).deletingLastPathComponent,
+                    relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/")).standardizedFileURL.path
 let relay = binFolder + "/relay"
 let base = FileManager.default.temporaryDirectory.path + "/relay-sync-bench-" + UUID().uuidString
 let environment = ProcessInfo.processInfo.environment
@@ -132,9 +134,30 @@ start = now()
 sh(unison, environment: unisonEnvironment)
 let unisonInitial = now() - start
 
+// The same three over a real ssh to a real sshd on loopback (its own keys and port): relay
+// through `relay sync-serve` at the other end, rsync with `-e ssh`, Unison with a server
+// started over ssh. No network latency, but the ssh processes, encryption and framing that
+// a user's sync between two machines pays. Skipped, saying why, where sshd is missing.
+let ssh = LoopbackSSH.start(in: base)
+var sshEnvironment: [String: String] = [:]
+var sshCommands: [String: String] = [:]
+if let ssh {
+    sshEnvironment = ["RELAY_SSH": ssh.command, "UNISON": base + "/unison-archive-ssh"]
+    sh("'\(relay)' init '\(base)/xa' && '\(relay)' init '\(base)/xb'")
+    for root in ["xa", "ya", "za"] { try populate(base + "/" + root) }
+    try FileManager.default.createDirectory(atPath: base + "/zb", withIntermediateDirectories: true)
+    sshCommands = [
+        "relay-ssh": "'\(relay)' sync -w '\(base)/xa' --remote-relay '\(relay)' '\(ssh.user)@127.0.0.1:\(base)/xb'",
+        "rsync-ssh": "rsync -a --delete -e '\(ssh.command)' '\(base)/ya/' '\(ssh.user)@127.0.0.1:\(base)/yb/'",
+        "unison-ssh": "unison '\(base)/za' 'ssh://\(ssh.user)@127.0.0.1/\(base)/zb' -sshargs '\(ssh.options)' -servercmd \"$(command -v unison)\""
+            + " -batch -auto -silent -confirmbigdel=false -perms 0",
+    ]
+    for key in ["relay-ssh", "rsync-ssh", "unison-ssh"] { sh(sshCommands[key]!, environment: sshEnvironment) }
+}
+
 var results: [String: [Double]] = [:]
 for round in 0..<rounds {
-    for root in ["ra", "pa", "sa", "ua"] { try change(base + "/" + root, round: round) }
+    for root in ["ra", "pa", "sa", "ua"] + (ssh == nil ? [] : ["xa", "ya", "za"]) { try change(base + "/" + root, round: round) }
     results["relay", default: []].append(timed("'\(relay)' sync -w '\(base)/ra' '\(base)/rb'", peak: "change set"))
     results["relay-pipe", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment, peak: "change set"))
     results["rsync", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
@@ -143,6 +166,14 @@ for round in 0..<rounds {
     results["relay-pipe-none", default: []].append(timed("'\(relay)' sync -w '\(base)/pa' --remote-relay '\(relay)' 'box:\(base)/pb'", environment: pipeEnvironment, peak: "no change"))
     results["rsync-none", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
     results["unison-none", default: []].append(timed(unison, environment: unisonEnvironment))
+    if ssh != nil {
+        for key in ["relay-ssh", "rsync-ssh", "unison-ssh"] {
+            results[key, default: []].append(timed(sshCommands[key]!, environment: sshEnvironment))
+        }
+        for key in ["relay-ssh", "rsync-ssh", "unison-ssh"] {
+            results[key + "-none", default: []].append(timed(sshCommands[key]!, environment: sshEnvironment))
+        }
+    }
 }
 
 func row(_ label: String, _ value: Double, against rsync: Double, _ unison: Double) {
@@ -158,4 +189,15 @@ print("  no change:")
 for (label, key) in [("rsync", "rsync-none"), ("unison", "unison-none"), ("relay sync, local folder", "relay-none"), ("relay sync, protocol over a pipe", "relay-pipe-none")] {
     row(label, median(results[key]!), against: median(results["rsync-none"]!), median(results["unison-none"]!))
 }
+if ssh != nil {
+    print("  over ssh to sshd on loopback, change set:")
+    for (label, key) in [("rsync -a --delete -e ssh (one-way)", "rsync-ssh"), ("unison ssh:// (two-way)", "unison-ssh"), ("relay sync user@host:path (two-way)", "relay-ssh")] {
+        row(label, median(results[key]!), against: median(results["rsync-ssh"]!), median(results["unison-ssh"]!))
+    }
+    print("  over ssh to sshd on loopback, no change:")
+    for (label, key) in [("rsync -e ssh", "rsync-ssh-none"), ("unison ssh://", "unison-ssh-none"), ("relay sync user@host:path", "relay-ssh-none")] {
+        row(label, median(results[key]!), against: median(results["rsync-ssh-none"]!), median(results["unison-ssh-none"]!))
+    }
+}
+ssh?.stop()
 print("  relay's peak resident set (either process): " + ["first sync", "change set", "no change"].map { "\($0) \((peakKilobytes[$0] ?? 0) / 1024) MB" }.joined(separator: ", "))
