@@ -84,6 +84,19 @@ public final class WriteBatch {
     /// - throws: `WorkspaceError` for a refused path, a lock timeout, or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
     public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, overwrite: Bool = false) throws {
+        try holding(path) { target, lock in
+            try quick.createParentFolders(of: target)
+            let permissions = try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions
+            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
+            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected, checked: !overwrite))
+            stagedBytes += bytes.count
+        }
+    }
+
+    /// Resolves `path`, takes its lock for the batch (undoing what a killed holder left) and
+    /// runs `body`, which keeps the lock in what it stages; if `body` throws, the path is
+    /// not staged and the lock goes.
+    private func holding(_ path: String, _ body: (ResolvedPath, CoordinatedLock) throws -> Void) throws {
         let target = try quick.resolve(path)
         guard stagedPaths.insert(target.relative).inserted else {
             throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
@@ -92,11 +105,7 @@ public final class WriteBatch {
                                                label: target.relative, timeout: quick.lockTimeout)
         do {
             quick.recoverInterrupted(lock, path: target)
-            try quick.createParentFolders(of: target)
-            let permissions = try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions
-            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
-            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected, checked: !overwrite))
-            stagedBytes += bytes.count
+            try body(target, lock)
         } catch {
             stagedPaths.remove(target.relative)
             lock.release()
@@ -113,14 +122,7 @@ public final class WriteBatch {
     /// - throws: `WorkspaceError` for a refused path, a lock timeout or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
     public func stageRemoval(_ path: String, expected: ContentHash) throws {
-        let target = try quick.resolve(path)
-        guard stagedPaths.insert(target.relative).inserted else {
-            throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
-        }
-        let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
-                                               label: target.relative, timeout: quick.lockTimeout)
-        do {
-            quick.recoverInterrupted(lock, path: target)
+        try holding(path) { target, lock in
             // Usually the store has it already (a merge base, or the version sync installed).
             if !objectHashes.contains(expected), !quick.objects.contains(expected),
                let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative),
@@ -128,10 +130,6 @@ public final class WriteBatch {
                 try storeObject(snapshot.bytes)
             }
             removals.append(Removal(target: target, lock: lock, expected: expected))
-        } catch {
-            stagedPaths.remove(target.relative)
-            lock.release()
-            throw error
         }
     }
 
