@@ -218,6 +218,21 @@ struct IndexChangesTests {
         #expect(try reopened.refresh() == 0)
     }
 
+    @Test func filesFromThePeerComeManyToARoundTrip() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        for i in 0..<150 { try b.write("Research/r\(i).md", "note \(i)\n" + String(repeating: "llama ", count: i)) }
+        try b.write("big.bin", String(repeating: "x", count: 20 * 1024 * 1024))
+        let served = try ServedReplica(b)
+        let summary = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint).run()
+        let trips = served.endpoint.roundTrips
+        served.close()
+        #expect(summary.copied == 151)
+        #expect(a.tree() == b.tree())
+        // hello, refresh, a few readMany (64 files or 16 MiB each), flushes, ack — not one per file.
+        #expect(trips < 20, "\(trips) round trips for 151 files")
+    }
+
     @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let b = try Replica(base, "desktop")
@@ -231,6 +246,6 @@ struct IndexChangesTests {
         let frame = try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor))
         let answer = try JSONDecoder().decode(SyncProtocol.Response.self, from: frame)
         #expect(!answer.ok)
-        #expect(answer.message?.contains("speaks sync protocol 3, the client 2") == true, "\(answer.message ?? "")")
+        #expect(answer.message?.contains("speaks sync protocol \(SyncProtocol.version), the client 2") == true, "\(answer.message ?? "")")
     }
 }

@@ -126,6 +126,7 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
     func finish() throws { try fuse.tick(); try inner.finish() }
     var indexTransfer: IndexTransfer? { inner.indexTransfer }
+    func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) { inner.prefetch(wanted) }
 }
 
 /// Three replicas, the model of their histories, and the property checks.

@@ -145,6 +145,16 @@ public final class Reconciler {
         self.deleteFirst = deleteFirst
         let paths = Set(a.entries.keys).union(b.entries.keys).subtracting(clashing).sorted()
         try guardMassDeletion(a, b)
+        // What this side will read from the peer, in order: whatever the peer has live that
+        // this side lacks, unless this side's version is the newer one.
+        peer.prefetch(paths.compactMap { path in
+            guard let theirs = b.entries[path], !theirs.deleted else { return nil }
+            if let mine = a.entries[path] {
+                if !mine.deleted && mine.hash == theirs.hash { return nil }
+                if theirs.vector.compare(to: mine.vector) == .before { return nil }
+            }
+            return (path, theirs.hash, theirs.stamp.size)
+        })
 
         do {
             for (done, path) in paths.enumerated() {

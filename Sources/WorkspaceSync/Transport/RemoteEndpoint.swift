@@ -25,6 +25,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// `Reconciler` sets it to the local replica's index when it is not set.
     public var cache: SyncIndex?
     public private(set) var indexTransfer: IndexTransfer?
+    /// Requests this client sent and then waited for (a round trip each over a real link).
+    public private(set) var roundTrips = 0
     /// The epoch and sequence of the last refresh, which the ack continues from.
     private var refreshed: (epoch: String, sequence: Int64)?
 
@@ -113,6 +115,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        roundTrips += 1
         try drain()
         try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
         return try receive(op: request.op, path: request.path)
@@ -242,7 +245,62 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         self.refreshed = (refreshed.epoch, sequence)
     }
 
+    /// The files the sync said it will read (`prefetch`), where each is in that list, how far
+    /// `readMany` has fetched, and what it fetched that was not read yet (at most one batch,
+    /// ≤ 64 files or 16 MiB, plus any the sync skipped from the batch before).
+    private var toRead: [(path: String, expected: String, size: Int)] = []
+    private var toReadPosition: [String: Int] = [:]
+    private var fetchedUpTo = 0
+    private var fetched: [String: Result<[UInt8], EndpointError>] = [:]
+
+    public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {
+        toRead = wanted
+        toReadPosition = Dictionary(wanted.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
+        fetchedUpTo = 0
+        fetched = [:]
+    }
+
+    /// Fetches the next batch of the announced files, starting at `position`, in one round trip.
+    private func fetch(from position: Int) throws {
+        var wanted: [SyncProtocol.Wanted] = []
+        var bytes = 0
+        var next = position
+        while next < toRead.count, wanted.count < SyncProtocol.readManyFiles,
+              wanted.isEmpty || bytes + toRead[next].size <= SyncProtocol.readManyBytes {
+            wanted.append(SyncProtocol.Wanted(path: toRead[next].path, expected: toRead[next].expected))
+            bytes += toRead[next].size
+            next += 1
+        }
+        fetchedUpTo = next
+        // What the sync passed over in the batch before is not coming back.
+        fetched = fetched.filter { (toReadPosition[$0.key] ?? 0) >= position }
+        var request = SyncProtocol.Request(op: "readMany")
+        request.reads = wanted
+        let answers = try send(request).contents ?? []
+        guard answers.count == wanted.count else {
+            throw EndpointError.transport("\(location): the peer answered \(answers.count) of \(wanted.count) reads")
+        }
+        for (file, answer) in zip(wanted, answers) {
+            if let content = answer.content {
+                fetched[file.path] = .success(Array(content))
+            } else if answer.error == "refused" {
+                fetched[file.path] = .failure(.refused(answer.message ?? "refused path '\(file.path)'"))
+            } else {
+                fetched[file.path] = .failure(.changed(file.path))
+            }
+        }
+    }
+
     public func read(_ path: String, expected: String) throws -> [UInt8] {
+        if let position = toReadPosition[path], toRead[position].expected == expected {
+            if fetched[path] == nil && position >= fetchedUpTo { try fetch(from: position) }
+            if let result = fetched.removeValue(forKey: path) {
+                let bytes = try result.get()
+                // Trust nothing from the wire: the bytes must be what the index said.
+                guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
+                return bytes
+            }
+        }
         var request = SyncProtocol.Request(op: "read")
         request.path = path
         request.expected = expected

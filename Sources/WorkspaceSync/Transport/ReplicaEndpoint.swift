@@ -44,9 +44,13 @@ public protocol ReplicaEndpoint: AnyObject {
     func finish() throws
     /// How the last `refresh` got the peer's index, where it travelled (nil for a folder).
     var indexTransfer: IndexTransfer? { get }
+    /// The files the sync will `read`, in the order it will read them, with their sizes: a
+    /// peer over the protocol fetches them many to a round trip instead of one.
+    func prefetch(_ wanted: [(path: String, expected: String, size: Int)])
 }
 
 extension ReplicaEndpoint {
+    public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
     public var indexTransfer: IndexTransfer? { nil }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-/// The sync wire protocol, version 3: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 4: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes of JSON) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of
 /// an ssh connection, as rsync, Unison and git do. The client sends requests, the server
 /// answers each in order (a client may send several before reading their answers); the first
@@ -10,12 +10,16 @@ import Glibc
 /// A sync is: `hello` → `refresh` with the peer's index epoch and the last sequence of it the
 /// client saw (the answer: the rows written since, the current sequence, and a digest of the
 /// whole index to check the client's copy against; or every row, `whole`, when the epoch
-/// differs or the sequence went backwards) → `read` the contents needed → `stage`,
+/// differs or the sequence went backwards) → `readMany` / `read` the contents needed → `stage`,
 /// `stageRemoval`, `flush` … → `ack` with the sequence of the refresh (the answer: the rows
 /// written since, mostly by this sync, so the next one starts from there) → `bye`.
 public enum SyncProtocol {
-    /// 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole index).
-    public static let version = 3
+    /// 4: `readMany` (the contents of many files in one round trip); 3: index changes since a
+    /// sequence, `ack`, `stageRemoval` (2 sent the whole index).
+    public static let version = 4
+    /// The most a `readMany` asks for at once: files, and bytes by the index's sizes.
+    public static let readManyFiles = 64
+    public static let readManyBytes = 16 * 1024 * 1024
     /// The largest frame either side accepts (a file's content travels in one frame).
     public static let maximumFrame = 512 * 1024 * 1024
 
@@ -37,8 +41,31 @@ public enum SyncProtocol {
         public var epoch: String?
         /// `refresh`, `ack`: the last sequence of this index the client has seen.
         public var since: Int64?
+        /// `readMany`: the files wanted, each with the hash the client's copy of the index has.
+        public var reads: [Wanted]?
 
         public init(op: String) { self.op = op }
+    }
+
+    public struct Wanted: Codable, Sendable, Equatable {
+        public var path: String
+        public var expected: String
+        public init(path: String, expected: String) {
+            self.path = path
+            self.expected = expected
+        }
+    }
+
+    public struct ReadResult: Codable, Sendable {
+        public var content: Data?
+        /// "changed" or "refused" when there is no content; `message` says more.
+        public var error: String?
+        public var message: String?
+        public init(content: Data? = nil, error: String? = nil, message: String? = nil) {
+            self.content = content
+            self.error = error
+            self.message = message
+        }
     }
 
     public struct Response: Codable {
@@ -57,6 +84,8 @@ public enum SyncProtocol {
         public var changed: [String]?
         /// The answer to `mergeBases`.
         public var bases: [MergeBase]?
+        /// The answer to `readMany`, in the order asked: each file's content, or why not.
+        public var contents: [ReadResult]?
         /// `refresh`, `ack`: this index's epoch and the sequence `entries` bring a copy up to.
         public var epoch: String?
         public var sequence: Int64?
@@ -181,6 +210,16 @@ public enum SyncServer {
             response.whole = false
         case "read":
             response.content = Data(try endpoint.read(try need(request.path, "path"), expected: try need(request.expected, "expected")))
+        case "readMany":
+            response.contents = try need(request.reads, "reads").prefix(SyncProtocol.readManyFiles).map { wanted in
+                do { return SyncProtocol.ReadResult(content: Data(try endpoint.read(wanted.path, expected: wanted.expected))) } catch let error as EndpointError {
+                    switch error {
+                    case .changed: return SyncProtocol.ReadResult(error: "changed", message: error.description)
+                    case .refused: return SyncProtocol.ReadResult(error: "refused", message: error.description)
+                    case .transport: throw error
+                    }
+                }
+            }
         case "install":
             response.entry = try endpoint.install(try need(request.path, "path"), bytes: Array(try need(request.content, "content")),
                                                   expected: request.expected, overwrite: request.overwrite ?? false,

@@ -90,6 +90,7 @@ do {
             case "hello": response.replica = "hostile0000000000"; response.version = SyncProtocol.version
             case "refresh": response.entries = paths.map(entry)
             case "read": response.content = Data(request.path == "ok.md" ? honest : content)
+            case "readMany": response.contents = (request.reads ?? []).map { SyncProtocol.ReadResult(content: Data($0.path == "ok.md" ? honest : content)) }
             case "install", "remove": response.entry = entry(request.path ?? "x")
             default: break
             }
