@@ -13,10 +13,7 @@ struct SyncCrashTests {
         // Whole-line entries each side appends; all must survive.
         var appended: [String] = []
         func appendLine(_ scratch: ScratchWorkspace, _ file: String, _ line: String) throws {
-            let path = scratch.path(file)
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let old = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            try (old + line + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+            try scratch.appendLineAsAnEditorWould(file, line)
             appended.append(line)
         }
         for i in 0..<200 {
@@ -78,10 +75,7 @@ struct SyncCrashTests {
         }
         var appended: [String] = []
         func appendLine(_ scratch: ScratchWorkspace, _ file: String, _ line: String) throws {
-            let path = scratch.path(file)
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let old = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            try (old + line + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+            try scratch.appendLineAsAnEditorWould(file, line)
             appended.append(line)
         }
         var kills = 0
@@ -136,5 +130,15 @@ struct SyncCrashTests {
         let everything = files.compactMap { replicas[0].contents($0) }.joined()
         for line in appended { #expect(everything.contains(line + "\n"), "seed \(printedSeed): lost \(line)") }
         for replica in replicas { #expect(replica.temporaries().isEmpty && replica.temporaries(in: "Research").isEmpty) }
+    }
+}
+
+extension ScratchWorkspace {
+    /// Adds `line` to `file` the way a person's editor saves: the whole file rewritten in place.
+    func appendLineAsAnEditorWould(_ file: String, _ line: String) throws {
+        let path = path(file)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let old = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        try (old + line + "\n").write(toFile: path, atomically: false, encoding: .utf8)
     }
 }

@@ -611,14 +611,7 @@ final class RunExecutor: @unchecked Sendable {
     private func appendAlreadyMade(_ key: String, path: String, bytes: [UInt8]) -> String? {
         guard let intent = recorded.intents[key], let offset = intent.offset, let relative = intent.path, !bytes.isEmpty,
               let content = try? workspace.read(relative), content.count >= offset + bytes.count else { return nil }
-        let tail = content[offset...]
-        guard let first = bytes.first else { return nil }
-        var start = tail.startIndex
-        while let found = tail[start...].firstIndex(of: first), tail.endIndex - found >= bytes.count {
-            if tail[found..<(found + bytes.count)].elementsEqual(bytes) { return relative }
-            start = found + 1
-        }
-        return nil
+        return content[offset...].firstRange(of: bytes) != nil ? relative : nil
     }
 
     private func check(_ effect: FileEffect, against recorded: JournalRecord, what: String, by: String? = nil) {

@@ -31,23 +31,14 @@ public enum SyncthingConflicts {
             let baseHash = try index.entry(original).flatMap { $0.deleted ? nil : ContentHash(hex: $0.hash) }
             let base = try baseHash.flatMap { workspace.objects.contains($0) ? try workspace.objects.load($0) : nil }
             let kind = index.mergeRules.kind(of: original)
+            // The same per-kind merge a sync makes; whatever would need a conflict copy is left.
             var merged: [UInt8]?
             if ours == theirs {
                 merged = ours
-            } else if kind == .transcript {
-                merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: .ours).flatMap { $0.conflicts == 0 ? $0.bytes : nil }
-            } else if kind != .binary, let ourText = String(validating: ours, as: UTF8.self),
-                      let theirText = String(validating: theirs, as: UTF8.self) {
-                let baseText = base.flatMap { String(validating: $0, as: UTF8.self) }
-                    ?? (kind == .journal ? Reconciler.commonLinePrefix(ourText, theirText) : nil)
-                if let baseText {
-                    if kind == .journal, let union = JournalMerge.merge(base: baseText, ours: ourText, oursReplica: "a", theirs: theirText, theirsReplica: "b") {
-                        merged = Array(union.utf8)
-                    } else {
-                        let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: .ours)
-                        if result.conflicts == 0 { merged = Array(result.text.utf8) }
-                    }
-                }
+            } else {
+                let (bytes, conflicted) = Reconciler.merge(path: original, base: base, ours: ours, oursReplica: "a",
+                                                           theirs: theirs, theirsReplica: "b", winner: .ours, kind: kind)
+                if !conflicted { merged = bytes }
             }
             guard let merged else {
                 outcome.left.append(copy)
