@@ -12,7 +12,9 @@ struct SyncCommand: ParsableCommand {
             changed on both is merged (text line by line, journals by appended entries, chat \
             transcripts by message); what cannot be merged keeps one version in the file and the \
             other in a conflict copy next to it (`relay conflicts` lists them). A delete against \
-            an edit keeps the edit. Deleting most of a replica's files at once needs --force.
+            an edit keeps the edit. Deleting most of a replica's files at once needs --force. \
+            After a sync that left nothing over, the next one between the same two replicas looks \
+            only at the files written on either side since; --full looks at every file.
 
             PEER is another workspace folder (a USB disk, a mounted share), or [user@]host:path \
             over ssh, which runs `relay sync-serve --stdio path` there (relay must be installed on \
@@ -34,6 +36,7 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Only fold Syncthing's *.sync-conflict-* copies back into their originals.") var local = false
     @Flag(help: "Show what would change, change nothing.") var dryRun = false
     @Flag(help: "Propagate a mass deletion.") var force = false
+    @Flag(help: "Look at every file, not only those written since the last clean sync.") var full = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Option(help: ArgumentHelp("The relay program on the ssh peer (default: relay on its PATH).", valueName: "path"))
     var remoteRelay = "relay"
@@ -63,6 +66,7 @@ struct SyncCommand: ParsableCommand {
         var settings = Reconciler.Options()
         settings.dryRun = dryRun
         settings.force = force
+        settings.examineAll = full
         if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
         settings.mergeRules = try MergeRules.load(from: local)
         let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)

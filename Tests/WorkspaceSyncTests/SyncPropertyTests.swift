@@ -127,6 +127,9 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func finish() throws { try fuse.tick(); try inner.finish() }
     var indexTransfer: IndexTransfer? { inner.indexTransfer }
     func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) { inner.prefetch(wanted) }
+    var refreshedSequence: Int64? { inner.refreshedSequence }
+    func syncMark(peer: String) throws -> SyncMark? { try fuse.tick(); return try inner.syncMark(peer: peer) }
+    func setSyncMark(_ mark: SyncMark, peer: String) throws { try fuse.tick(); try inner.setSyncMark(mark, peer: peer) }
 }
 
 /// Three replicas, the model of their histories, and the property checks.
@@ -268,10 +271,11 @@ final class SyncModel {
     /// Syncs two replicas; with `crashAfter`, the sync dies after that many endpoint calls, the
     /// files are checked for torn content, and the sync is run again to completion (resumed).
     @discardableResult
-    func sync(_ r1: Int, _ r2: Int, crashAfter: Int? = nil) throws -> SyncSummary {
+    func sync(_ r1: Int, _ r2: Int, crashAfter: Int? = nil, examineAll: Bool = false) throws -> SyncSummary {
         syncs += 1
         var options = Reconciler.Options()
         options.force = true
+        options.examineAll = examineAll
         let overProtocol = transport == .protocolOrFolder && Bool.random(using: &random)
         /// The peer's endpoint, and how to let go of it (over the protocol: the client goes away,
         /// and the server commits what it was sent, as `relay sync-serve` does on a lost connection).
@@ -309,6 +313,19 @@ final class SyncModel {
                                      peer: CrashingEndpoint(inner, fuse: counter),
                                      options: options).run()
         longestSync = max(longestSync, Int.max - counter.remaining)
+        // A sync leaves its two replicas the same, though it looked only at the paths written
+        // since their last clean sync: a dry run that looks at every path finds nothing to do.
+        if !examineAll && summary.skipped.isEmpty && summary.clashes.isEmpty {
+            var check = options
+            check.examineAll = true
+            check.dryRun = true
+            let (inner, close) = try peer()
+            defer { close() }
+            let leftover = try Reconciler(local: try LocalEndpoint(workspace: replicas[r1].workspace), peer: inner, options: check).run()
+            if !leftover.actions.isEmpty {
+                fail("sync \(r1)–\(r2) looked at \(summary.examined) paths and left work a look at every path finds: \(leftover.actions.prefix(5))")
+            }
+        }
         log.append((nil, "sync \(r1)–\(r2)\(overProtocol ? " over the protocol" : "")\(crashAfter.map { " (crashed after \($0) calls, resumed)" } ?? ""): \(summary.actions.joined(separator: "; "))"))
         for path in Set(known[r1].keys).union(known[r2].keys) {
             let union = (known[r1][path] ?? []).union(known[r2][path] ?? [])
@@ -344,6 +361,21 @@ final class SyncModel {
 
     func checkProperties() throws {
         guard try converge() else { fail("no convergence after 8 rounds of full syncs"); return }
+        // Syncs after a clean one look only at paths written since (`SyncMark`): a round that
+        // looks at every path finds nothing they passed over.
+        for (r1, r2) in [(0, 1), (1, 2), (0, 2)] {
+            let summary = try sync(r1, r2, examineAll: true)
+            if !summary.actions.isEmpty { fail("a sync of \(r1)–\(r2) looking at every path still had work: \(summary.actions.prefix(5))") }
+        }
+        let indexes = try (0..<3).map { try SyncIndex(workspace: replicas[$0].workspace).entries() }
+        for r in 1..<3 {
+            for (path, entry) in indexes[0] where !SyncIndex.isExcluded(path) {
+                guard let other = indexes[r][path] else { continue }
+                if other.hash != entry.hash || other.vector != entry.vector || other.deleted != entry.deleted {
+                    fail("after convergence \(path) is \(entry.vector) \(entry.deleted ? "deleted" : entry.hash.prefix(8)) on replica 0 but \(other.vector) \(other.deleted ? "deleted" : other.hash.prefix(8)) on replica \(r)")
+                }
+            }
+        }
         let tree = replicas[0].tree()
         for r in 1..<3 where replicas[r].tree() != tree {
             let other = replicas[r].tree()

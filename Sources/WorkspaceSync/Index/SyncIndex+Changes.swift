@@ -17,7 +17,9 @@ extension SyncIndex {
     /// either before, and is in them, or after, with a higher number).
     public func refreshed() throws -> Snapshot {
         try transaction {
+            var timings = SyncTimings("refreshed \(workspace.root)")
             var entries = try self.entries()
+            timings.mark("read-index")
             try refresh(&entries)
             return Snapshot(entries: entries, sequence: try sequence())
         }

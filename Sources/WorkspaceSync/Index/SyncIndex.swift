@@ -94,8 +94,8 @@ public final class SyncIndex {
     }
 
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
-    /// epoch, 2 merge bases with their version vectors.
-    static let format: Int64 = 2
+    /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`).
+    static let format: Int64 = 3
 
     /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
     /// get 0, below anything a peer can have seen), the counter and the epoch; and before
@@ -119,6 +119,7 @@ public final class SyncIndex {
                 peer TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL,
                 mtime INTEGER NOT NULL, vector TEXT NOT NULL, deleted INTEGER NOT NULL, scanned INTEGER NOT NULL,
                 seq INTEGER NOT NULL, PRIMARY KEY (peer, path));
+            CREATE TABLE IF NOT EXISTS synced (peer TEXT PRIMARY KEY, mark TEXT NOT NULL, mine INTEGER NOT NULL, theirs INTEGER NOT NULL);
             """)
         let columns = try database.prepare("PRAGMA table_info(files)").rows([]) { $0.text(1) }
         if !columns.contains("seq") {
@@ -325,8 +326,10 @@ public final class SyncIndex {
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         var sawTemporary = false
+        var timings = SyncTimings("refresh \(workspace.root)")
         try transaction {
             let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
+            timings.mark("walk")
             for (path, stamp) in stamps where !Self.isExcluded(path) {
                 let old = known[path]
                 if let old, !old.deleted { liveSeen += 1 }
@@ -360,8 +363,10 @@ public final class SyncIndex {
                 current[path] = tombstone
                 changed += 1
             }
+            timings.mark("compare")
             _ = try objects.commit()
         }
+        timings.mark("commit")
         // A writer killed mid-write (a sync's batch, an agent) left a temporary file; the next
         // writer of its path would remove it, but that path may never be written again. Those
         // whose lock is free now belong to nobody.

@@ -21,6 +21,10 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     /// How the peer's index came over the protocol (nil for a folder): rows at refresh,
     /// whether it was the whole index, rows with the closing ack.
     public var peerIndex: IndexTransfer?
+    /// Paths this sync looked at. After a clean sync of the same two replicas only those
+    /// written on either side since are looked at (see `SyncMark`); the rest are known to be
+    /// the same on both.
+    public var examined = 0
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
@@ -65,6 +69,8 @@ public final class Reconciler {
         public var batchBytes = 32 * 1024 * 1024
         /// How paths merge (relay.json's `sync.merge` over the defaults).
         public var mergeRules = MergeRules()
+        /// Look at every path, even after a clean sync (`relay sync --full`).
+        public var examineAll = false
         public init() {}
     }
 
@@ -116,19 +122,25 @@ public final class Reconciler {
         if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
             remote.cache = index
         }
+        var timings = SyncTimings("reconciler")
         let (localEntries, peerEntries) = try refreshBoth()
+        timings.mark("refresh-both")
         var a = Side(endpoint: local, entries: localEntries, name: "here")
         var b = Side(endpoint: peer, entries: peerEntries, name: "peer")
         var summary = SyncSummary()
+        // The paths to look at: after a clean sync of these two replicas (the mark both
+        // recorded), only those written on either side since; every path otherwise.
+        let candidates = try changedSinceLastCleanSync(a, b)
         // The peer's paths are untrusted: check each against our sandbox before anything else.
         // Paths our own index holds came from our own walk or passed this check before (and
         // every write checks its path again).
         // Clashes first: a path under a folder that is a file here is not hostile, only early.
-        let (clashing, deleteFirst) = Self.clashes(a.entries, b.entries)
+        let (clashing, deleteFirst) = Self.clashes(a.entries, b.entries, among: candidates)
         if let localEndpoint = local as? LocalEndpoint {
             // Only the new paths are sorted (for a stable report order): sorting every path
             // of a 100,000-file index took ~7% of a sync.
-            for path in b.entries.keys.filter({ a.entries[$0] == nil && !clashing.contains($0) }).sorted() {
+            let newPaths = candidates.map { $0.filter { b.entries[$0] != nil } } ?? Array(b.entries.keys)
+            for path in newPaths.filter({ a.entries[$0] == nil && !clashing.contains($0) }).sorted() {
                 // Under a file this side deletes first: checked when it is written, after that.
                 if deleteFirst.contains(where: { path.hasPrefix($0 + "/") }) { continue }
                 do { try localEndpoint.check(path) } catch let error as EndpointError {
@@ -143,7 +155,11 @@ public final class Reconciler {
             logger.warning("a file on one side where the other has a folder: left alone; rename one of them", metadata: ["relay.path": "\(path)"])
         }
         self.deleteFirst = deleteFirst
-        let paths = Set(a.entries.keys).union(b.entries.keys).subtracting(clashing).sorted()
+        timings.mark("clashes-and-checks")
+        let paths = (candidates ?? Set(a.entries.keys).union(b.entries.keys)).subtracting(clashing)
+            .filter { a.entries[$0] != nil || b.entries[$0] != nil }.sorted()
+        summary.examined = paths.count
+        timings.mark("union-and-sort")
         try guardMassDeletion(a, b)
         // What this side will read from the peer, in order: whatever the peer has live that
         // this side lacks, unless this side's version is the newer one.
@@ -155,6 +171,7 @@ public final class Reconciler {
             }
             return (path, theirs.hash, theirs.stamp.size)
         })
+        timings.mark("prefetch")
 
         do {
             for (done, path) in paths.enumerated() {
@@ -168,9 +185,13 @@ public final class Reconciler {
                     try handle(error, path: path, &summary)
                 }
             }
+            timings.mark("reconcile-paths")
             try flush(&a, &b, &summary)
+            timings.mark("last-flush")
             try local.finish()
             try peer.finish()
+            timings.mark("finish")
+            try markIfClean(a, b, summary)
         } catch {
             // What is already installed is recorded before the error goes up.
             _ = try? flush(&a, &b, &summary)
@@ -179,6 +200,33 @@ public final class Reconciler {
         summary.peerIndex = peer.indexTransfer
         progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         return summary
+    }
+
+    /// The paths written on either side since the last clean sync of these two replicas, or nil
+    /// (look at every path) when there is none both sides recorded alike (`SyncMark`): a first
+    /// sync, a sync that ended with something left over, an index restored from a backup or
+    /// replaced, or `Options.examineAll`.
+    private func changedSinceLastCleanSync(_ a: Side, _ b: Side) throws -> Set<String>? {
+        guard !options.examineAll, let here = a.endpoint.refreshedSequence, let there = b.endpoint.refreshedSequence,
+              let mine = try a.endpoint.syncMark(peer: b.replica), let theirs = try b.endpoint.syncMark(peer: a.replica),
+              mine.id == theirs.id, mine.mine == theirs.theirs, mine.theirs == theirs.mine,
+              // A counter below the mark's has gone back (an index restored): not to be trusted.
+              here >= mine.mine, there >= mine.theirs else { return nil }
+        var paths = Set<String>()
+        for (path, entry) in a.entries where entry.sequence > mine.mine { paths.insert(path) }
+        for (path, entry) in b.entries where entry.sequence > mine.theirs { paths.insert(path) }
+        return paths
+    }
+
+    /// After a sync that left nothing over (nothing skipped, refused or clashing; not a dry
+    /// run), both sides record the same new mark with the sequences their refresh read: the
+    /// next sync between them looks only at what is written after those.
+    private func markIfClean(_ a: Side, _ b: Side, _ summary: SyncSummary) throws {
+        guard !options.dryRun, summary.skipped.isEmpty, summary.refused.isEmpty, summary.clashes.isEmpty,
+              let here = a.endpoint.refreshedSequence, let there = b.endpoint.refreshedSequence else { return }
+        let id = SyncIndex.newMarkID()
+        try b.endpoint.setSyncMark(SyncMark(id: id, mine: there, theirs: here), peer: a.replica)
+        try a.endpoint.setSyncMark(SyncMark(id: id, mine: here, theirs: there), peer: b.replica)
     }
 
     /// Both refreshes at once — each walks its tree and reads its index, the larger part of a
@@ -484,22 +532,32 @@ public final class Reconciler {
     /// paths to leave alone (the file and the other side's files under it) and the files whose
     /// deletion, seen by the other side first, must be made before the folder fills — those
     /// are not a clash.
-    static func clashes(_ a: [String: SyncIndex.Entry], _ b: [String: SyncIndex.Entry]) -> (Set<String>, Set<String>) {
+    ///
+    /// `among`: only these paths can be involved (those written since the last clean sync: a
+    /// path live on one side only that neither side wrote since would have been copied then,
+    /// or that sync would not have been clean); nil: any.
+    static func clashes(_ a: [String: SyncIndex.Entry], _ b: [String: SyncIndex.Entry], among candidates: Set<String>? = nil) -> (Set<String>, Set<String>) {
         var clashing = Set<String>(), deleteFirst = Set<String>()
-        for (mine, theirs) in [(a, b), (b, a)] {
-            for (path, entry) in theirs where !entry.deleted && (mine[path]?.deleted ?? true) {
-                var folder = Substring(path)
-                while let slash = folder.lastIndex(of: "/") {
-                    folder = folder[..<slash]
-                    guard let file = mine[String(folder)], !file.deleted else { continue }
-                    let name = String(folder)
-                    if let gone = theirs[name], gone.deleted, gone.vector.compare(to: file.vector) == .after {
-                        deleteFirst.insert(name)
-                    } else {
-                        clashing.insert(name)
-                        clashing.insert(path)
-                    }
+        func look(at path: String, _ entry: SyncIndex.Entry, mine: [String: SyncIndex.Entry], theirs: [String: SyncIndex.Entry]) {
+            guard !entry.deleted, mine[path]?.deleted ?? true else { return }
+            var folder = Substring(path)
+            while let slash = folder.lastIndex(of: "/") {
+                folder = folder[..<slash]
+                guard let file = mine[String(folder)], !file.deleted else { continue }
+                let name = String(folder)
+                if let gone = theirs[name], gone.deleted, gone.vector.compare(to: file.vector) == .after {
+                    deleteFirst.insert(name)
+                } else {
+                    clashing.insert(name)
+                    clashing.insert(path)
                 }
+            }
+        }
+        for (mine, theirs) in [(a, b), (b, a)] {
+            if let candidates {
+                for path in candidates { if let entry = theirs[path] { look(at: path, entry, mine: mine, theirs: theirs) } }
+            } else {
+                for (path, entry) in theirs { look(at: path, entry, mine: mine, theirs: theirs) }
             }
         }
         return (clashing, deleteFirst)

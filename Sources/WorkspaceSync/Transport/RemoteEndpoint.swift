@@ -176,6 +176,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         let state = refreshRequested ?? nil
         refreshRequested = nil
         var response = try receive(op: "refresh", path: nil)
+        let mark = response.mark
         var changes = response.entries ?? []
         var view: [String: SyncIndex.Entry]?
         if response.whole == false {
@@ -197,6 +198,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             view = all
         }
         indexTransfer = IndexTransfer(rows: changes.count, whole: whole)
+        refreshedSequence = response.sequence
+        // A copy in doubt may mean an index restored from a backup: look at every path.
+        peerMark = whole ? nil : mark
         refreshed = nil
         if let cache, let epoch = response.epoch, let sequence = response.sequence {
             try cache.updatePeer(replica, epoch: epoch, sequence: sequence, entries: changes, whole: whole)
@@ -204,6 +208,22 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             refreshed = (epoch, sequence)
         }
         return view ?? [:]
+    }
+
+    public private(set) var refreshedSequence: Int64?
+    /// The server's mark of its last clean sync with this client's replica, as `refresh` said.
+    private var peerMark: SyncMark?
+
+    public func syncMark(peer: String) throws -> SyncMark? {
+        peer == cache?.replica ? peerMark : nil
+    }
+
+    /// Sent without waiting: a mark that did not land only makes the next sync look at every path.
+    public func setSyncMark(_ mark: SyncMark, peer: String) throws {
+        var request = SyncProtocol.Request(op: "setSyncMark")
+        request.peer = peer
+        request.mark = mark
+        try post(request)
     }
 
     /// The state of the copy a refresh asked from (nil inside: no copy), until `refresh` reads
@@ -214,6 +234,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// `refresh()` reads the answer.
     public func requestRefresh() throws {
         var request = SyncProtocol.Request(op: "refresh")
+        // Which client this is: the server answers with its mark of their last clean sync.
+        request.peer = cache?.replica
         let state = try cache?.peerState(replica)
         if let state {
             request.epoch = state.epoch

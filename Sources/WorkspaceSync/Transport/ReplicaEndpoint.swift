@@ -47,6 +47,13 @@ public protocol ReplicaEndpoint: AnyObject {
     /// The files the sync will `read`, in the order it will read them, with their sizes: a
     /// peer over the protocol fetches them many to a round trip instead of one.
     func prefetch(_ wanted: [(path: String, expected: String, size: Int)])
+    /// The sequence of this replica's index when the last `refresh` read it (every row written
+    /// since has a higher one); nil before a refresh or where it is not known.
+    var refreshedSequence: Int64? { get }
+    /// This replica's record of its last clean sync with `peer` (see `SyncMark`).
+    func syncMark(peer: String) throws -> SyncMark?
+    /// Records a clean sync with `peer`. Called after everything is applied and committed.
+    func setSyncMark(_ mark: SyncMark, peer: String) throws
 }
 
 extension ReplicaEndpoint {
@@ -54,6 +61,9 @@ extension ReplicaEndpoint {
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
     public var indexTransfer: IndexTransfer? { nil }
+    public var refreshedSequence: Int64? { nil }
+    public func syncMark(peer: String) throws -> SyncMark? { nil }
+    public func setSyncMark(_ mark: SyncMark, peer: String) throws {}
 }
 
 /// How a replica's index reached the client over the protocol.
@@ -162,10 +172,21 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try refreshSnapshot().entries
     }
 
+    public private(set) var refreshedSequence: Int64?
+
     /// The refreshed index and the sequence it is complete up to (what a client over the
     /// protocol is told it has seen).
     public func refreshSnapshot() throws -> SyncIndex.Snapshot {
-        try index.refreshed()
+        let snapshot = try index.refreshed()
+        refreshedSequence = snapshot.sequence
+        return snapshot
+    }
+
+    public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
+
+    public func setSyncMark(_ mark: SyncMark, peer: String) throws {
+        try index.setSyncMark(mark, peer: peer)
+        try index.commitWrites()
     }
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.

@@ -1,22 +1,26 @@
 import Foundation
 import Glibc
 
-/// The sync wire protocol, version 4: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 5: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes of JSON) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of
 /// an ssh connection, as rsync, Unison and git do. The client sends requests, the server
 /// answers each in order (a client may send several before reading their answers); the first
 /// exchange is `hello`, which names the protocol version.
 ///
 /// A sync is: `hello` → `refresh` with the peer's index epoch and the last sequence of it the
-/// client saw (the answer: the rows written since, the current sequence, and a digest of the
-/// whole index to check the client's copy against; or every row, `whole`, when the epoch
-/// differs or the sequence went backwards) → `readMany` / `read` the contents needed → `stage`,
+/// client saw, and the client's replica id (the answer: the rows written since, the current
+/// sequence, a digest of the whole index to check the client's copy against, and the server's
+/// mark of its last clean sync with that client; or every row, `whole`, when the epoch differs
+/// or the sequence went backwards) → `readMany` / `read` the contents needed → `stage`,
 /// `stageRemoval`, `flush` … → `ack` with the sequence of the refresh (the answer: the rows
-/// written since, mostly by this sync, so the next one starts from there) → `bye`.
+/// written since, mostly by this sync, so the next one starts from there) → `setSyncMark`
+/// after a clean sync → `bye`.
 public enum SyncProtocol {
-    /// 4: `readMany` (the contents of many files in one round trip); 3: index changes since a
-    /// sequence, `ack`, `stageRemoval` (2 sent the whole index).
-    public static let version = 4
+    /// 5: marks of clean syncs (`refresh` answers with the server's, `setSyncMark`), so a sync
+    /// looks only at paths written since; 4: `readMany` (the contents of many files in one
+    /// round trip); 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole
+    /// index).
+    public static let version = 5
     /// The most a `readMany` asks for at once: files, and bytes by the index's sizes.
     public static let readManyFiles = 64
     public static let readManyBytes = 16 * 1024 * 1024
@@ -43,6 +47,8 @@ public enum SyncProtocol {
         public var since: Int64?
         /// `readMany`: the files wanted, each with the hash the client's copy of the index has.
         public var reads: [Wanted]?
+        /// `setSyncMark`: the mark to record for the client (`peer`).
+        public var mark: SyncMark?
 
         public init(op: String) { self.op = op }
     }
@@ -94,6 +100,9 @@ public enum SyncProtocol {
         public var whole: Bool?
         /// `refresh`: `SyncIndex.digest` of the whole index.
         public var digest: String?
+        /// `refresh` with the client's replica id (`peer`): the server's mark of its last clean
+        /// sync with that client.
+        public var mark: SyncMark?
 
         public init(ok: Bool) { self.ok = ok }
     }
@@ -200,6 +209,9 @@ public enum SyncServer {
                 response.entries = Array(snapshot.entries.values)
                 response.whole = true
             }
+            if let peer = request.peer { response.mark = try endpoint.syncMark(peer: peer) }
+        case "setSyncMark":
+            try endpoint.setSyncMark(try need(request.mark, "mark"), peer: try need(request.peer, "peer"))
         case "ack":
             // What this connection wrote is committed before it is reported.
             try endpoint.index.commitWrites()
