@@ -53,26 +53,34 @@ extension Workspace {
     }
 
     /// Visits every entry under the folder `start` (relative; "" is the root) with its `lstat`,
-    /// descending into folders when `recursive`, skipping `.relay/` and temporary files.
+    /// descending into folders when `recursive`, skipping `.relay/` and temporary files. Each
+    /// folder is opened once and its entries are looked at relative to it (`fstatat`, `openat`):
+    /// no path is walked from the root again per file, and a folder swapped for a symbolic link
+    /// mid-walk is not followed.
     private func walk(from start: String, recursive: Bool, temporary: () -> Void = {}, _ visit: (String, stat) -> Void) throws {
-        var folders = [start]
-        while let folder = folders.popLast() {
-            let absolute = layout.absolute(folder)
-            let names: [String]
-            switch Syscall.listDirectory(absolute) {
-            case .success(let found): names = found
-            // A folder below the one asked for that vanished (or became a file) mid-walk: a
-            // busy workspace changes while it is listed; skip it rather than fail the listing.
-            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory) where folder != start: continue
-            case .failure(let errno): throw WorkspaceError.system(errno, "list", path: folder.isEmpty ? "." : folder)
-            }
-            for name in names {
-                if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
-                if WorkspaceLayout.isTemporaryName(name) { temporary(); continue }
-                let relative = folder.isEmpty ? name : folder + "/" + name
-                guard case .success(let child) = Syscall.lstat(layout.absolute(relative)) else { continue }
-                visit(relative, child)
-                if recursive && FileKind(child.st_mode) == .directory { folders.append(relative) }
+        let fd = try Syscall.open(layout.absolute(start), O_RDONLY | O_DIRECTORY)
+            .orThrow("list", path: start.isEmpty ? "." : start)
+        try walk(folder: fd, relative: start, recursive: recursive, temporary: temporary, visit)
+    }
+
+    /// `walk` of the open folder `fd` (closed when done), whose path is `folder`.
+    private func walk(folder fd: CInt, relative folder: String, recursive: Bool, temporary: () -> Void,
+                      _ visit: (String, stat) -> Void) throws {
+        defer { Syscall.close(fd) }
+        let names = try Syscall.listDirectory(fd).orThrow("list", path: folder.isEmpty ? "." : folder)
+        for name in names {
+            if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
+            if WorkspaceLayout.isTemporaryName(name) { temporary(); continue }
+            let relative = folder.isEmpty ? name : folder + "/" + name
+            guard case .success(let child) = Syscall.lstat(in: fd, name) else { continue }
+            visit(relative, child)
+            guard recursive && FileKind(child.st_mode) == .directory else { continue }
+            switch Syscall.openDirectory(in: fd, name) {
+            case .success(let sub): try walk(folder: sub, relative: relative, recursive: true, temporary: temporary, visit)
+            // A folder that vanished (or became a file or a link) mid-walk: a busy workspace
+            // changes while it is listed; skip it rather than fail the listing.
+            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory), .failure(.tooManySymbolicLinkLevels): continue
+            case .failure(let errno): throw WorkspaceError.system(errno, "list", path: relative)
             }
         }
     }

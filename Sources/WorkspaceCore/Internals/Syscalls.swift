@@ -182,9 +182,36 @@ enum Syscall {
 
     /// The corresponding C functions are `opendir`/`readdir`/`closedir`. Names only, without
     /// "." and "..", in the order the file system gives them.
-    static func listDirectory(_ path: String) -> Result<[String], Errno> {
-        guard let dir = Glibc.opendir(path) else { return .failure(Errno(rawValue: errno)) }
+    /// The corresponding C function is `openat` with O_DIRECTORY | O_NOFOLLOW: the folder
+    /// `name` inside the open folder `parent`, never through a symbolic link (ELOOP).
+    static func openDirectory(in parent: CInt, _ name: String) -> Result<CInt, Errno> {
+        retrying { Glibc.openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// The corresponding C function is `fstatat` with AT_SYMLINK_NOFOLLOW: the `lstat` of
+    /// `name` inside the open folder `parent`, without walking a path from the root again.
+    static func lstat(in parent: CInt, _ name: String) -> Result<Glibc.stat, Errno> {
+        var info = Glibc.stat()
+        return retrying { Glibc.fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) }.map { _ in info }
+    }
+
+    /// The names in the open folder `fd` (which stays open: the listing reads a duplicate).
+    static func listDirectory(_ fd: CInt) -> Result<[String], Errno> {
+        let copy: CInt
+        switch retrying({ Glibc.fcntl(fd, F_DUPFD_CLOEXEC, 0) }) {
+        case .success(let duplicate): copy = duplicate
+        case .failure(let error): return .failure(error)
+        }
+        guard let dir = Glibc.fdopendir(copy) else {
+            let error = Errno(rawValue: errno)
+            Glibc.close(copy)
+            return .failure(error)
+        }
         defer { Glibc.closedir(dir) }
+        return .success(names(dir))
+    }
+
+    private static func names(_ dir: OpaquePointer) -> [String] {
         var names: [String] = []
         while let entry = Glibc.readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -192,7 +219,13 @@ enum Syscall {
             }
             if name != "." && name != ".." { names.append(name) }
         }
-        return .success(names)
+        return names
+    }
+
+    static func listDirectory(_ path: String) -> Result<[String], Errno> {
+        guard let dir = Glibc.opendir(path) else { return .failure(Errno(rawValue: errno)) }
+        defer { Glibc.closedir(dir) }
+        return .success(names(dir))
     }
 
     /// The corresponding C function is `kill(pid, 0)`: whether a process exists.
