@@ -55,13 +55,16 @@ struct SyncCommand: ParsableCommand {
         if local { return try resolveSyncthingCopies() }
         guard let peer else { return }
         let local = try options.open()
-        let localEndpoint = try LocalEndpoint(workspace: local)
         let remote: ReplicaEndpoint
         do {
-            remote = isRemote ? try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay) : try LocalEndpoint(workspace: try Workspace.open(at: peer))
+            // Over ssh the peer is started first, and its answer read once this side has
+            // refreshed: the two start up and walk their trees at the same time.
+            remote = isRemote ? try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay, waitForHello: false)
+                : try LocalEndpoint(workspace: try Workspace.open(at: peer))
         } catch let error as EndpointError {
             throw CommandFailure(message: error.description)
         }
+        let localEndpoint = try LocalEndpoint(workspace: local)
         guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
         var settings = Reconciler.Options()
         settings.dryRun = dryRun
@@ -75,6 +78,8 @@ struct SyncCommand: ParsableCommand {
             summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         } catch let error as SyncError {
             throw CommandFailure(message: error.message)
+        } catch let error as EndpointError {
+            throw CommandFailure(message: error.description)
         }
         if json { return try printJSON(summary) }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }

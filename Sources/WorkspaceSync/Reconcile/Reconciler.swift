@@ -114,9 +114,8 @@ public final class Reconciler {
 
     /// Runs one reconciliation. `progress` is called before each path and once at the end.
     public func run(progress: (SyncProgress) -> Void = { _ in }) throws -> SyncSummary {
-        guard local.replica != peer.replica else {
-            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
-        }
+        // A peer over the protocol may not have answered hello yet: it is asked after the refresh.
+        if !(peer is RemoteEndpoint) { try checkDistinctReplicas() }
         // The peer's index is copied into ours, so the next sync over the protocol asks only
         // for what changed there since.
         if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
@@ -125,6 +124,7 @@ public final class Reconciler {
         var timings = SyncTimings("reconciler")
         let (localEntries, peerEntries) = try refreshBoth()
         timings.mark("refresh-both")
+        try checkDistinctReplicas()
         var a = Side(endpoint: local, entries: localEntries, name: "here")
         var b = Side(endpoint: peer, entries: peerEntries, name: "peer")
         var summary = SyncSummary()
@@ -229,14 +229,22 @@ public final class Reconciler {
         try a.endpoint.setSyncMark(SyncMark(id: id, mine: here, theirs: there), peer: b.replica)
     }
 
+    private func checkDistinctReplicas() throws {
+        guard local.replica != peer.replica else {
+            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
+        }
+    }
+
     /// Both refreshes at once — each walks its tree and reads its index, the larger part of a
-    /// sync that changes little: a peer over the protocol is asked first and refreshes while
+    /// sync that changes little: a peer over the protocol refreshes from its hello on, while
     /// this side does; two folders refresh on two threads (each side has its own index
     /// connection and object store).
     private func refreshBoth() throws -> ([String: SyncIndex.Entry], [String: SyncIndex.Entry]) {
         if let remote = peer as? RemoteEndpoint {
-            try remote.requestRefresh()
+            // The server began its refresh when it answered hello (which this side need not
+            // have read yet): it walks its tree while this side walks this one.
             let mine = try local.refresh()
+            try remote.requestRefresh()
             return (mine, try remote.refresh())
         }
         let other = PeerRefresh(peer)

@@ -10,7 +10,14 @@ import Glibc
 /// let summary = try Reconciler(local: try LocalEndpoint(workspace: laptop), peer: peer).run()
 /// ```
 public final class RemoteEndpoint: ReplicaEndpoint {
-    public private(set) var replica: String
+    /// The peer's replica id, from its answer to hello (read now if it was not read yet).
+    public var replica: String {
+        if !greeted { try? connect() }
+        return peerReplica
+    }
+    private var peerReplica = ""
+    /// Whether the answer to hello was read.
+    private var greeted = false
     public let location: String
     /// The command at the other end; nil for a connection made by the caller.
     private let process: Process?
@@ -37,8 +44,11 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     private var deferredFailures: [(path: String, error: EndpointError)] = []
     static let maximumInFlight = 128
 
-    /// Starts `command` (its first element is looked up in PATH) and says hello.
-    public init(command: [String], location: String) throws {
+    /// Starts `command` (its first element is looked up in PATH) and says hello. With
+    /// `waitForHello` false the answer is read by `connect()` (or the first use of `replica`):
+    /// the caller works while the peer starts — a sync refreshes its own index meanwhile, and
+    /// the server begins its refresh at hello.
+    public init(command: [String], location: String, waitForHello: Bool = true) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
@@ -54,8 +64,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         toPeer = input.fileHandleForWriting
         fromPeer = output.fileHandleForReading
         self.location = location
-        self.replica = ""
         try sayHello()
+        if waitForHello { try connect() }
     }
 
     /// A connection the caller made (to a `SyncServer` on a socket or a pair of pipes): the
@@ -66,33 +76,45 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         self.toPeer = toPeer
         self.fromPeer = fromPeer
         self.location = location
-        self.replica = ""
         try sayHello()
+        try connect()
     }
 
+    /// Sends hello; `connect` reads the answer.
     private func sayHello() throws {
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
+        roundTrips += 1
+        do { try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(hello)) } catch let error as EndpointError {
+            throw EndpointError.transport("\(location): \(error); the peer said: \(peerErrors())")
+        }
+    }
+
+    /// Reads the answer to hello: the peer's replica id, or why it would not sync (another
+    /// protocol version, a folder that is not a workspace, no relay there).
+    public func connect() throws {
+        guard !greeted else { return }
+        greeted = true
         let response: SyncProtocol.Response
-        do { response = try send(hello) } catch let error as EndpointError {
+        do { response = try receive(op: "hello", path: nil) } catch let error as EndpointError {
             throw EndpointError.transport("\(location): \(error); the peer said: \(peerErrors())")
         }
         guard let replica = response.replica, !replica.isEmpty else {
             throw EndpointError.transport("\(location): the peer did not say which replica it is")
         }
-        self.replica = replica
+        peerReplica = replica
     }
 
     /// `[user@]host:path` over the system ssh (or `RELAY_SSH`, e.g. "ssh -p 2222"), running
     /// `remoteRelay` (default "relay") on the other side.
-    public static func ssh(_ spec: String, sshCommand: [String]? = nil, remoteRelay: String = "relay") throws -> RemoteEndpoint {
+    public static func ssh(_ spec: String, sshCommand: [String]? = nil, remoteRelay: String = "relay", waitForHello: Bool = true) throws -> RemoteEndpoint {
         guard let colon = spec.firstIndex(of: ":") else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
         let host = String(spec[..<colon]), path = String(spec[spec.index(after: colon)...])
         guard !host.isEmpty, !path.isEmpty else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
         let ssh = sshCommand ?? (ProcessInfo.processInfo.environment["RELAY_SSH"].map { $0.split(separator: " ").map(String.init) } ?? ["ssh"])
         // The remote command goes through the remote shell: quote the path.
         let quoted = "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        return try RemoteEndpoint(command: ssh + [host, "\(remoteRelay) sync-serve --stdio \(quoted)"], location: spec)
+        return try RemoteEndpoint(command: ssh + [host, "\(remoteRelay) sync-serve --stdio \(quoted)"], location: spec, waitForHello: waitForHello)
     }
 
     deinit { close() }
@@ -115,6 +137,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        try connect()
         roundTrips += 1
         try drain()
         try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
@@ -125,6 +148,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// round trip per path saved. Its failure comes back from `takeDeferredFailures`, or
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
+        try connect()
         try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
         inFlight.append((request.op, request.path))
         if inFlight.count >= Self.maximumInFlight { try drain() }
@@ -175,13 +199,14 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         if refreshRequested == nil { try requestRefresh() }
         let state = refreshRequested ?? nil
         refreshRequested = nil
+        // Read while the peer answers: the answer nearly always builds on this copy.
+        let cached = state == nil ? nil : try cache?.peerEntries(replica)
         var response = try receive(op: "refresh", path: nil)
         let mark = response.mark
         var changes = response.entries ?? []
         var view: [String: SyncIndex.Entry]?
         if response.whole == false {
-            if let cache, let state, response.epoch == state.epoch, let sequence = response.sequence, sequence >= state.sequence {
-                var copy = try cache.peerEntries(replica)
+            if var copy = cached, let state, response.epoch == state.epoch, let sequence = response.sequence, sequence >= state.sequence {
                 for entry in changes { copy[entry.path] = entry }
                 if response.digest == SyncIndex.digest(copy.values) { view = copy }
             }
@@ -233,6 +258,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// Sends the `refresh` request now, so the peer walks its tree while this side does;
     /// `refresh()` reads the answer.
     public func requestRefresh() throws {
+        try connect()
         var request = SyncProtocol.Request(op: "refresh")
         // Which client this is: the server answers with its mark of their last clean sync.
         request.peer = cache?.replica

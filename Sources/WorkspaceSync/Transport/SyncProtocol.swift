@@ -158,6 +158,9 @@ public enum SyncServer {
         let decoder = JSONDecoder(), encoder = JSONEncoder()
         // Whatever the client left unflushed (it went away) is committed, not lost.
         defer { _ = try? endpoint.flush() }
+        var early: EarlyRefresh?
+        // A refresh begun at hello is waited for before anything else touches the endpoint.
+        defer { early?.wait() }
         while let frame = try SyncProtocol.readFrame(input) {
             var response = SyncProtocol.Response(ok: true)
             do {
@@ -166,7 +169,19 @@ public enum SyncServer {
                     try SyncProtocol.writeFrame(output, try encoder.encode(response))
                     return
                 }
-                try handle(request, endpoint, &response)
+                // A refresh begun at hello (below) is finished before anything else touches
+                // the endpoint; the client's refresh request takes its snapshot.
+                let begun = early
+                early = nil
+                begun?.wait()
+                if request.op == "refresh", let begun {
+                    try answerRefresh(request, endpoint, snapshot: try begun.result!.get(), &response)
+                } else {
+                    try handle(request, endpoint, &response)
+                }
+                // Every sync asks for a refresh next: it begins now, while the client walks its
+                // own tree, instead of after the client's request arrives.
+                if request.op == "hello" { early = EarlyRefresh(endpoint) }
             } catch let error as EndpointError {
                 response = SyncProtocol.Response(ok: false)
                 switch error {
@@ -184,6 +199,45 @@ public enum SyncServer {
         }
     }
 
+    /// The refresh a server begins when a client says hello, on a thread of its own; the endpoint
+    /// is used by no other thread until `wait` returns.
+    private final class EarlyRefresh: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var waited = false
+        var result: Result<SyncIndex.Snapshot, Error>?
+
+        init(_ endpoint: LocalEndpoint) {
+            nonisolated(unsafe) let endpoint = endpoint
+            Thread.detachNewThread { [self] in
+                result = Result { try endpoint.refreshSnapshot() }
+                done.signal()
+            }
+        }
+
+        func wait() {
+            guard !waited else { return }
+            waited = true
+            done.wait()
+        }
+    }
+
+    /// The answer to `refresh`: the rows written after the client's `since` when it has a copy
+    /// of this epoch, else every row; the sequence, the digest, and the mark for the client.
+    private static func answerRefresh(_ request: SyncProtocol.Request, _ endpoint: LocalEndpoint, snapshot: SyncIndex.Snapshot,
+                                      _ response: inout SyncProtocol.Response) throws {
+        response.epoch = endpoint.index.epoch
+        response.sequence = snapshot.sequence
+        response.digest = SyncIndex.digest(snapshot.entries.values)
+        if let since = request.since, request.epoch == endpoint.index.epoch, since <= snapshot.sequence {
+            response.entries = snapshot.entries.values.filter { $0.sequence > since }
+            response.whole = false
+        } else {
+            response.entries = Array(snapshot.entries.values)
+            response.whole = true
+        }
+        if let peer = request.peer { response.mark = try endpoint.syncMark(peer: peer) }
+    }
+
     private static func handle(_ request: SyncProtocol.Request, _ endpoint: LocalEndpoint, _ response: inout SyncProtocol.Response) throws {
         func need<T>(_ value: T?, _ name: String) throws -> T {
             guard let value else { throw EndpointError.transport("request '\(request.op)' lacks '\(name)'") }
@@ -198,18 +252,7 @@ public enum SyncServer {
             response.location = endpoint.location
             response.version = SyncProtocol.version
         case "refresh":
-            let snapshot = try endpoint.refreshSnapshot()
-            response.epoch = endpoint.index.epoch
-            response.sequence = snapshot.sequence
-            response.digest = SyncIndex.digest(snapshot.entries.values)
-            if let since = request.since, request.epoch == endpoint.index.epoch, since <= snapshot.sequence {
-                response.entries = snapshot.entries.values.filter { $0.sequence > since }
-                response.whole = false
-            } else {
-                response.entries = Array(snapshot.entries.values)
-                response.whole = true
-            }
-            if let peer = request.peer { response.mark = try endpoint.syncMark(peer: peer) }
+            try answerRefresh(request, endpoint, snapshot: try endpoint.refreshSnapshot(), &response)
         case "setSyncMark":
             try endpoint.setSyncMark(try need(request.mark, "mark"), peer: try need(request.peer, "peer"))
         case "ack":
