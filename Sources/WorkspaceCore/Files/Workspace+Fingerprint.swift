@@ -13,6 +13,14 @@ extension Workspace {
     /// The stamp and SHA-256 of a regular file, hashed in 64 KiB pieces (any size, little
     /// memory). Returns nil when the file is missing, not regular, or kept changing while read.
     public func fingerprint(ofFileAt relative: String) throws -> (stamp: FileStamp, hash: ContentHash)? {
+        try fingerprint(ofFileAt: relative, keepingContentUpTo: 0).map { ($0.stamp, $0.hash) }
+    }
+
+    /// `fingerprint(ofFileAt:)`, also returning the bytes read when the file is at most
+    /// `limit` bytes long: a caller that needs both (the sync index keeps a mergeable file's
+    /// new version as a merge base) reads the file once. The bytes are exactly those hashed.
+    public func fingerprint(ofFileAt relative: String, keepingContentUpTo limit: Int)
+        throws -> (stamp: FileStamp, hash: ContentHash, content: [UInt8]?)? {
         let absolute = layout.absolute(relative)
         for _ in 0..<5 {
             let fd: CInt
@@ -26,15 +34,20 @@ extension Workspace {
             guard FileKind(before.mode) == .regular else { return nil }
             var hasher = SHA256()
             var offset = 0
+            var content: [UInt8]? = before.size <= limit ? [] : nil
+            content?.reserveCapacity(before.size)
             while true {
                 let chunk = try Syscall.pread(fd, count: 65_536, offset: offset).orThrow("read", path: relative)
                 if chunk.isEmpty { break }
                 hasher.update(data: chunk)
                 offset += chunk.count
+                if content != nil {
+                    if offset <= limit { content!.append(contentsOf: chunk) } else { content = nil }
+                }
             }
             let after = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
             if before == after && offset == after.size {
-                return (FileStamp(after), ContentHash(digest: Array(hasher.finalize())))
+                return (FileStamp(after), ContentHash(digest: Array(hasher.finalize())), content)
             }
             Syscall.sleep(nanoseconds: 5_000_000)
         }

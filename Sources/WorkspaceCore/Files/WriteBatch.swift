@@ -135,7 +135,11 @@ public final class WriteBatch {
 
     /// Adds `bytes` to the object store when the batch commits (a merge base, for example).
     public func storeObject(_ bytes: [UInt8]) throws {
-        let hash = ContentHash(of: bytes)
+        try storeObject(bytes, hash: ContentHash(of: bytes))
+    }
+
+    /// `storeObject` of bytes whose hash the caller just computed from exactly these bytes.
+    public func storeObject(_ bytes: [UInt8], hash: ContentHash) throws {
         let store = quick.objects
         guard !objectHashes.contains(hash), !store.contains(hash) else { return }
         objects.append((try store.writeTemporary(bytes), hash))
@@ -156,12 +160,15 @@ public final class WriteBatch {
             abandon()
         }
         guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty else { return [] }
+        var timings = SyncTimings("write-batch \(operation)")
         // The temporaries' bytes reach the disk before any of them is renamed into place.
         try flush()
+        timings.mark("first-flush")
         let store = quick.objects
         for object in objects {
             try store.place(object.temporary, hash: object.hash)
         }
+        timings.mark("objects \(objects.count)")
         objects = []
 
         var outcomes: [Outcome] = []
@@ -187,6 +194,7 @@ public final class WriteBatch {
             }
             installed.append(Installed(staged: item, displaced: displaced, previous: previous))
         }
+        timings.mark("install \(items.count)")
 
         // An editor that had a displaced file open may still write into it (an in-place save:
         // open, truncate, write). One quiet period for the whole batch, then any displaced
@@ -210,9 +218,11 @@ public final class WriteBatch {
             }
         }
 
+        timings.mark("quiet \(watched.count)")
         for removal in removing {
             outcomes.append(try remove(removal))
         }
+        timings.mark("remove \(removing.count)")
 
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
             let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
@@ -225,9 +235,11 @@ public final class WriteBatch {
                                               replaced: item.previous?.hash, attempts: 1),
                 stamp: FileStamp(temporary.identity)))
         }
+        timings.mark("archive")
         // The renames, folders, stored versions and history lines reach the disk before the
         // caller records anything about them.
         try flush()
+        timings.mark("second-flush")
         return outcomes
     }
 

@@ -335,7 +335,10 @@ public final class SyncIndex {
                 if let old, !old.deleted { liveSeen += 1 }
                 if let old, !old.deleted, old.stamp == stamp,
                    stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
-                guard let (fresh, hash) = try workspace.fingerprint(ofFileAt: path) else { continue }
+                // A mergeable file's new version is kept as a merge base: read it once.
+                let mergeable = mergeRules.kind(of: path) != .binary
+                guard let (fresh, hash, content) = try workspace.fingerprint(
+                    ofFileAt: path, keepingContentUpTo: mergeable ? workspace.maximumArchivedSize : 0) else { continue }
                 var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
                 entry.stamp = fresh
                 entry.scanned = now
@@ -344,9 +347,7 @@ public final class SyncIndex {
                     entry.hash = hash.hex
                     entry.deleted = false
                     entry.vector.increment(replica)
-                    if mergeRules.kind(of: path) != .binary, let bytes = try? workspace.read(path), ContentHash(of: bytes) == hash {
-                        try objects.storeObject(bytes)
-                    }
+                    if mergeable, let content { try objects.storeObject(content, hash: hash) }
                     changed += 1
                 }
                 entry.sequence = try put(entry, restamp: restamp)

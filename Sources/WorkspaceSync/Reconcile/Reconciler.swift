@@ -278,9 +278,11 @@ public final class Reconciler {
     /// commits both indexes.
     private func flush(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
         if options.dryRun { return }
+        var timings = SyncTimings("reconciler flush")
         for targetIsA in [true, false] {
             let pending = targetIsA ? a.pending : b.pending
             let results = try (targetIsA ? a : b).endpoint.flush()
+            timings.mark("\(targetIsA ? "here" : "peer") endpoint flush \(pending.count)")
             if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
             let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)
             for copy in pending where !failed.contains(copy.path) {
@@ -294,12 +296,14 @@ public final class Reconciler {
                 // The target stored the content at stage time and the source at refresh.
                 try setBases(copy.path, hash: copy.hash, vector: copy.vector, a, b, content: nil)
             }
+            timings.mark("\(targetIsA ? "here" : "peer") results and bases")
         }
         // The base rows just written.
         _ = try a.endpoint.flush()
         _ = try b.endpoint.flush()
         _ = try reportDeferredFailures(a.endpoint, &summary)
         _ = try reportDeferredFailures(b.endpoint, &summary)
+        timings.mark("bases committed")
     }
 
     /// Requests an endpoint sent without waiting that failed: the paths skipped or refused,

@@ -4,19 +4,19 @@ import Foundation
 /// in the environment, each phase's time (ms since the previous mark, and since the start) is
 /// written to standard error as `relay-sync-timings <label> <ms> <total ms>`. Off, a mark costs
 /// one branch.
-struct SyncTimings: @unchecked Sendable {
-    static let enabled = ProcessInfo.processInfo.environment["RELAY_SYNC_TIMINGS"] == "1"
+public struct SyncTimings: @unchecked Sendable {
+    public static let enabled = ProcessInfo.processInfo.environment["RELAY_SYNC_TIMINGS"] == "1"
     private let start: UInt64
     private var last: UInt64
     let owner: String
 
-    init(_ owner: String) {
+    public init(_ owner: String) {
         self.owner = owner
         start = Self.enabled ? DispatchTime.now().uptimeNanoseconds : 0
         last = start
     }
 
-    mutating func mark(_ label: @autoclosure () -> String) {
+    public mutating func mark(_ label: @autoclosure () -> String) {
         guard Self.enabled else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let line = String(format: "relay-sync-timings %@ %@ %.1f %.1f\n", owner, label(),
