@@ -159,7 +159,14 @@ public final class SQLiteDatabase {
         public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
         public func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
-            return String(cString: pointer)
+            // The length SQLite knows (no strlen); invalid UTF-8 is repaired, as String(cString:) does.
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
+        }
+
+        /// The column's text as bytes, valid only inside `body` (no String is made).
+        public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+            guard let pointer = sqlite3_column_text(statement, column) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+            return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))))
         }
     }
 }

@@ -147,3 +147,17 @@ struct SyncMarkTests {
         #expect(try sync(a, b).examined == 220)
     }
 }
+
+@Suite("Paths sync never carries")
+struct ExcludedPathTests {
+    @Test func relayStateTemporariesAndCookiesAreExcludedAndNothingElse() {
+        for path in [".relay", ".relay/sync.sqlite", ".relay/objects/ab", ".relay-tmp-x", "notes/.relay-tmp-context.md-1f",
+                     "a/b/.relay-cookie-42", ".relay-cookie-1"] {
+            #expect(SyncIndex.isExcluded(path), "\(path) is never synced")
+        }
+        for path in [".relayed.md", ".relayx/notes.md", "notes/.relay", "notes/.relay/x.md", "relay/.hidden", "a/b.md", ".hidden",
+                     "notes/relay-tmp-not-hidden.md", "Journal/ünïcode/.relay-tmpé", "x/.relay-tm"] {
+            #expect(!SyncIndex.isExcluded(path), "\(path) is synced")
+        }
+    }
+}

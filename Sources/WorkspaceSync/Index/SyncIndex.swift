@@ -176,13 +176,18 @@ public final class SyncIndex {
     /// share a handful of vectors, and the entries then share their storage too.
     struct EntryReader {
         private var vectors: [String: VersionVector] = [:]
+        /// The last row's vector and its text: runs of rows share one, found without a String.
+        private var last: (text: [UInt8], vector: VersionVector)?
 
         mutating func entry(_ row: SQLiteDatabase.Row) -> Entry {
-            let text = row.text(5)
             let vector: VersionVector
-            if let known = vectors[text] { vector = known } else {
-                vector = VersionVector(text: text) ?? VersionVector()
-                vectors[text] = vector
+            if let last, row.withText(5, { $0.elementsEqual(last.text) }) { vector = last.vector } else {
+                let text = row.text(5)
+                if let known = vectors[text] { vector = known } else {
+                    vector = VersionVector(text: text) ?? VersionVector()
+                    vectors[text] = vector
+                }
+                last = (Array(text.utf8), vector)
             }
             return Entry(path: row.text(0), hash: row.text(1),
                          stamp: FileStamp(inode: UInt64(bitPattern: row.integer(2)), size: Int(row.integer(3)), modifiedNanoseconds: row.integer(4)),
@@ -297,9 +302,14 @@ public final class SyncIndex {
 
     /// Paths sync never carries: Relay's state and temporary files.
     public static func isExcluded(_ path: String) -> Bool {
-        if path == ".relay" || path.hasPrefix(".relay/") { return true }
-        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
-        return name.hasPrefix(WorkspaceLayout.temporaryPrefix) || name.hasPrefix(".relay-cookie-")
+        // On the UTF-8 bytes: this runs for every path of every refresh, and String's own
+        // search goes character by character.
+        let bytes = path.utf8
+        if bytes.starts(with: ".relay".utf8) && (bytes.count == 6 || bytes.dropFirst(6).first == UInt8(ascii: "/")) { return true }
+        let name = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes[bytes.index(after: $0)...] } ?? bytes[...]
+        // Both prefixes start with ".": most names are out at the first byte.
+        guard name.first == UInt8(ascii: ".") else { return false }
+        return name.starts(with: WorkspaceLayout.temporaryPrefix.utf8) || name.starts(with: ".relay-cookie-".utf8)
     }
 
     /// Brings the index up to date with the disk: a file whose stamp moved (or was racy) is
