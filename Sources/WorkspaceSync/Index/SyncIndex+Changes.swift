@@ -18,9 +18,16 @@ extension SyncIndex {
     public func refreshed() throws -> Snapshot {
         try transaction {
             var timings = SyncTimings("refreshed \(workspace.root)")
-            var entries = try self.entries()
+            // The tree is walked while the index is read: two independent reads, one of the
+            // disk's folders and one of SQLite.
+            let walk = Walk(workspace, inBackground: true)
+            var entries: [String: Entry]
+            do { entries = try self.entries() } catch {
+                _ = try? walk.wait()
+                throw error
+            }
             timings.mark("read-index")
-            try refresh(&entries)
+            try refresh(&entries, walk: walk)
             return Snapshot(entries: entries, sequence: try sequence())
         }
     }

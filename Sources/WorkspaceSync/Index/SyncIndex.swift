@@ -326,8 +326,40 @@ public final class SyncIndex {
     /// reads its index once.
     @discardableResult
     public func refresh(_ current: inout [String: Entry]) throws -> Int {
+        try refresh(&current, walk: Walk(workspace, inBackground: false))
+    }
+
+    /// The walk of a refresh, on a thread of its own when `inBackground` (the caller reads the
+    /// index meanwhile), with the time it began: the scan time recorded with each stamp must not
+    /// be later than the stat that read it, or a file rewritten within the same timestamp tick
+    /// just after its stat would look unchanged next time (the racy-mtime rule).
+    final class Walk: @unchecked Sendable {
+        let began = Int64(Date().timeIntervalSince1970 * 1e9)
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<(stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool), Error>?
+
+        init(_ workspace: Workspace, inBackground: Bool) {
+            let run: @Sendable () -> Void = { [self] in
+                result = Result {
+                    var sawTemporary = false
+                    let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
+                    return (stamps, sawTemporary)
+                }
+                done.signal()
+            }
+            if inBackground { Thread.detachNewThread(run) } else { run() }
+        }
+
+        func wait() throws -> (stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool) {
+            done.wait()
+            done.signal()
+            return try result!.get()
+        }
+    }
+
+    func refresh(_ current: inout [String: Entry], walk: Walk) throws -> Int {
         let known = current
-        let now = Int64(Date().timeIntervalSince1970 * 1e9)
+        let now = walk.began
         // Live rows whose file the walk found: when that is all of them, no file vanished and
         // the walk's paths need no set to find the ones that did.
         let liveKnown = known.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
@@ -335,11 +367,10 @@ public final class SyncIndex {
         var changed = 0
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
-        var sawTemporary = false
         var timings = SyncTimings("refresh \(workspace.root)")
+        let (stamps, sawTemporary) = try walk.wait()
+        timings.mark("walk (after reading the index)")
         try transaction {
-            let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
-            timings.mark("walk")
             for (path, stamp) in stamps where !Self.isExcluded(path) {
                 let old = known[path]
                 if let old, !old.deleted { liveSeen += 1 }
