@@ -54,6 +54,7 @@ struct SyncCommand: ParsableCommand {
     func run() throws {
         if local { return try resolveSyncthingCopies() }
         guard let peer else { return }
+        var timings = SyncTimings("relay sync")
         let local = try options.open()
         let remote: ReplicaEndpoint
         do {
@@ -65,6 +66,7 @@ struct SyncCommand: ParsableCommand {
             throw CommandFailure(message: error.description)
         }
         let localEndpoint = try LocalEndpoint(workspace: local)
+        timings.mark("opened")
         guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
         var settings = Reconciler.Options()
         settings.dryRun = dryRun
@@ -80,6 +82,12 @@ struct SyncCommand: ParsableCommand {
             throw CommandFailure(message: error.message)
         } catch let error as EndpointError {
             throw CommandFailure(message: error.description)
+        }
+        timings.mark("ran")
+        // The peer over ssh is told bye and waited for, whatever is printed.
+        defer {
+            (remote as? RemoteEndpoint)?.close()
+            timings.mark("closed")
         }
         if json { return try printJSON(summary) }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }
@@ -97,7 +105,6 @@ struct SyncCommand: ParsableCommand {
                   + summary.clashes.joined(separator: ", "))
         }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
-        (remote as? RemoteEndpoint)?.close()
     }
 
     private func resolveSyncthingCopies() throws {
