@@ -58,7 +58,7 @@ final class PeerSyncer: @unchecked Sendable {
                 var options = Reconciler.Options()
                 options.mergeRules = MergeRules.loadOrDefaults(from: workspace)
                 let summary = try Reconciler(local: try LocalEndpoint(workspace: workspace), peer: remote, options: options, logger: logger).run()
-                (remote as? RemoteEndpoint)?.close()
+                (remote as? RemoteEndpoint)?.close(waitForExit: true)
                 logger.notice("synced", metadata: [
                     "relay.peer": "\(peer)", "relay.copied": "\(summary.copied)", "relay.merged": "\(summary.merged)",
                     "relay.deleted": "\(summary.deleted)", "relay.conflicts": "\(summary.conflicts)",

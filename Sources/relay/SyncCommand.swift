@@ -72,6 +72,7 @@ struct SyncCommand: ParsableCommand {
         settings.dryRun = dryRun
         settings.force = force
         settings.examineAll = full
+        settings.leaveIndexesForExit = true
         if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
         settings.mergeRules = try MergeRules.load(from: local)
         let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)

@@ -358,13 +358,17 @@ public final class SyncIndex {
     }
 
     func refresh(_ current: inout [String: Entry], walk: Walk) throws -> Int {
-        let known = current
         let now = walk.began
         // Live rows whose file the walk found: when that is all of them, no file vanished and
-        // the walk's paths need no set to find the ones that did.
-        let liveKnown = known.values.reduce(0) { $1.deleted ? $0 : $0 + 1 }
+        // the walk's paths need no set to find the ones that did. The rows are read in place
+        // (`values[index]` is borrowed): copying an entry out retains its strings, which at
+        // 100,000 files was a tenth of a sync.
+        var liveKnown = 0
+        for index in current.values.indices where !current.values[index].deleted { liveKnown += 1 }
         var liveSeen = 0
         var changed = 0
+        // What changed is applied after the loops, so `current` is not copied on first write.
+        var updates: [Entry] = []
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         var timings = SyncTimings("refresh \(workspace.root)")
@@ -372,10 +376,13 @@ public final class SyncIndex {
         timings.mark("walk (after reading the index)")
         try transaction {
             for (path, stamp) in stamps where !Self.isExcluded(path) {
-                let old = known[path]
-                if let old, !old.deleted { liveSeen += 1 }
-                if let old, !old.deleted, old.stamp == stamp,
-                   stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < old.scanned { continue }
+                let position = current.index(forKey: path)
+                if let position, !current.values[position].deleted {
+                    liveSeen += 1
+                    if current.values[position].stamp == stamp,
+                       stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < current.values[position].scanned { continue }
+                }
+                let old = position.map { current.values[$0] }
                 // A mergeable file's new version is kept as a merge base: read it once.
                 let mergeable = mergeRules.kind(of: path) != .binary
                 guard let (fresh, hash, content) = try workspace.fingerprint(
@@ -392,19 +399,22 @@ public final class SyncIndex {
                     changed += 1
                 }
                 entry.sequence = try put(entry, restamp: restamp)
-                current[path] = entry
+                updates.append(entry)
             }
-            let seen = liveSeen < liveKnown ? Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) }) : []
-            for (path, entry) in known where liveSeen < liveKnown && !entry.deleted && !seen.contains(path) {
-                var tombstone = entry
-                tombstone.deleted = true
-                tombstone.hash = ""
-                tombstone.vector.increment(replica)
-                tombstone.scanned = now
-                tombstone.sequence = try put(tombstone)
-                current[path] = tombstone
-                changed += 1
+            if liveSeen < liveKnown {
+                let seen = Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) })
+                for index in current.values.indices where !current.values[index].deleted && !seen.contains(current.values[index].path) {
+                    var tombstone = current.values[index]
+                    tombstone.deleted = true
+                    tombstone.hash = ""
+                    tombstone.vector.increment(replica)
+                    tombstone.scanned = now
+                    tombstone.sequence = try put(tombstone)
+                    updates.append(tombstone)
+                    changed += 1
+                }
             }
+            for entry in updates { current[entry.path] = entry }
             timings.mark("compare")
             _ = try objects.commit()
         }

@@ -117,15 +117,17 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return try RemoteEndpoint(command: ssh + [host, "\(remoteRelay) sync-serve --stdio \(quoted)"], location: spec, waitForHello: waitForHello)
     }
 
-    deinit { close() }
+    deinit { close(waitForExit: true) }
 
-    public func close() {
+    /// Says bye and lets go of the peer. A bye the peer answered means it has committed
+    /// everything; its process then only has to end, and is not waited for unless `waitForExit`.
+    public func close(waitForExit: Bool = false) {
         guard open else { return }
         open = false
         if let process, !process.isRunning { return }
-        _ = try? send(SyncProtocol.Request(op: "bye"))
+        let committed = (try? send(SyncProtocol.Request(op: "bye"))) != nil
         try? toPeer.close()
-        process?.waitUntilExit()
+        if waitForExit || !committed { process?.waitUntilExit() }
     }
 
     private func peerErrors() -> String {

@@ -166,6 +166,15 @@ public enum SyncServer {
             do {
                 let request = try decoder.decode(SyncProtocol.Request.self, from: frame)
                 if request.op == "bye" {
+                    // The answer to bye means everything is committed: the client need not
+                    // wait for this process to end (freeing an index of 100,000 rows, closing).
+                    early?.wait()
+                    early = nil
+                    do { _ = try endpoint.flush() } catch {
+                        response = SyncProtocol.Response(ok: false)
+                        response.error = "failed"
+                        response.message = "\(error)"
+                    }
                     try SyncProtocol.writeFrame(output, try encoder.encode(response))
                     return
                 }
@@ -229,7 +238,8 @@ public enum SyncServer {
         response.sequence = snapshot.sequence
         response.digest = SyncIndex.digest(snapshot.entries.values)
         if let since = request.since, request.epoch == endpoint.index.epoch, since <= snapshot.sequence {
-            response.entries = snapshot.entries.values.filter { $0.sequence > since }
+            let entries = snapshot.entries
+            response.entries = entries.values.indices.filter { entries.values[$0].sequence > since }.map { entries.values[$0] }
             response.whole = false
         } else {
             response.entries = Array(snapshot.entries.values)
