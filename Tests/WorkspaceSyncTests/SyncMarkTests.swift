@@ -131,10 +131,30 @@ struct SyncMarkTests {
         let changed = try syncOverProtocol(a, b)
         #expect(changed.examined == 2 && changed.copied == 2)
         #expect(a.tree() == b.tree())
+        // This side's copy of the peer's index was not read whole: only the rows of the paths
+        // looked at (and of the folders above them, for clashes).
+        let read = try #require(changed.peerIndex).copyRowsRead
+        #expect(read <= 12, "rows of the copy read: \(read)")
         // The folder sync of the same two replicas keeps marks of its own (the same pair): it
         // agrees with the protocol's.
         #expect(try sync(a, b).examined <= 2)
         #expect(try sync(a, b, examineAll: true).actions.isEmpty)
+    }
+
+    @Test func overTheProtocolLookingAtEveryPathReadsTheCopyWholeAndAgrees() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        try syncOverProtocol(a, b)
+        try b.write("desk/d3.txt", "edited at the server\n")
+        let served = try ServedReplica(b)
+        defer { served.close() }
+        var options = Reconciler.Options()
+        options.examineAll = true
+        let everything = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint, options: options).run()
+        #expect(everything.examined == 220 && everything.copied == 1)
+        #expect(try #require(everything.peerIndex).copyRowsRead >= 220, "looking at every path reads the whole copy")
+        #expect(a.tree() == b.tree())
     }
 
     @Test func aDryRunLeavesNoMark() throws {

@@ -99,6 +99,9 @@ final class CrashingEndpoint: ReplicaEndpoint {
     var replica: String { inner.replica }
     var location: String { inner.location }
     func refresh() throws -> [String: SyncIndex.Entry] { try fuse.tick(); return try inner.refresh() }
+    func refreshMap() throws -> EntryMap { try fuse.tick(); return try inner.refreshMap() }
+    var remote: RemoteEndpoint? { inner.remote }
+    var syncIndex: SyncIndex? { inner.syncIndex }
     func read(_ path: String, expected: String) throws -> [UInt8] { try fuse.tick(); return try inner.read(path, expected: expected) }
     func install(_ path: String, bytes: [UInt8], expected: String?, overwrite: Bool, vector: VersionVector) throws -> SyncIndex.Entry {
         try fuse.tick(); return try inner.install(path, bytes: bytes, expected: expected, overwrite: overwrite, vector: vector)

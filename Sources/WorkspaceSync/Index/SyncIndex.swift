@@ -94,8 +94,9 @@ public final class SyncIndex {
     }
 
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
-    /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`).
-    static let format: Int64 = 3
+    /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`),
+    /// 4 each peer copy's digest and live count, and its rows indexed by sequence.
+    static let format: Int64 = 4
 
     /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
     /// get 0, below anything a peer can have seen), the counter and the epoch; and before
@@ -131,6 +132,13 @@ public final class SyncIndex {
             try database.execute("ALTER TABLE bases ADD COLUMN vector TEXT NOT NULL DEFAULT ''")
         }
         try database.execute("CREATE INDEX IF NOT EXISTS files_seq ON files (seq)")
+        // The copy of a peer's index: its digest and live count (NULL for copies made before;
+        // the next update counts them once), its rows by sequence.
+        let peerColumns = try database.prepare("PRAGMA table_info(peers)").rows([]) { $0.text(1) }
+        for column in ["digest", "count", "live"] where !peerColumns.contains(column) {
+            try database.execute("ALTER TABLE peers ADD COLUMN \(column) INTEGER")
+        }
+        try database.execute("CREATE INDEX IF NOT EXISTS peer_entries_seq ON peer_entries (peer, seq)")
         try database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)").run([.text(Self.newEpoch())])
         try database.execute("INSERT OR IGNORE INTO meta (key, value) SELECT 'sequence', COALESCE(MAX(seq), 0) FROM files")
         try database.execute("PRAGMA user_version = \(format)")

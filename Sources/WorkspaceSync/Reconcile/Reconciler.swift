@@ -90,7 +90,7 @@ public final class Reconciler {
 
     struct Side {
         var endpoint: ReplicaEndpoint
-        var entries: [String: SyncIndex.Entry]
+        var entries: EntryMap
         var name: String
         var pending: [PendingCopy] = []
         var pendingBytes = 0
@@ -101,7 +101,7 @@ public final class Reconciler {
     let peer: ReplicaEndpoint
     let options: Options
     /// Indexes kept until the process ends (`Options.leaveIndexesForExit`).
-    private static let leftForExit = Mutex<[[String: SyncIndex.Entry]]>([])
+    private static let leftForExit = Mutex<[EntryMap]>([])
     /// Files whose deletion must be in place before the folder of the same name is filled.
     private var deleteFirst: Set<String> = []
     let logger: Logger
@@ -122,10 +122,10 @@ public final class Reconciler {
     /// Runs one reconciliation. `progress` is called before each path and once at the end.
     public func run(progress: (SyncProgress) -> Void = { _ in }) throws -> SyncSummary {
         // A peer over the protocol may not have answered hello yet: it is asked after the refresh.
-        if !(peer is RemoteEndpoint) { try checkDistinctReplicas() }
+        if peer.remote == nil { try checkDistinctReplicas() }
         // The peer's index is copied into ours, so the next sync over the protocol asks only
         // for what changed there since.
-        if let remote = peer as? RemoteEndpoint, remote.cache == nil, let index = (local as? LocalEndpoint)?.index {
+        if let remote = peer.remote, remote.cache == nil, let index = local.syncIndex {
             remote.cache = index
         }
         var timings = SyncTimings("reconciler")
@@ -138,6 +138,11 @@ public final class Reconciler {
         // The paths to look at: after a clean sync of these two replicas (the mark both
         // recorded), only those written on either side since; every path otherwise.
         let candidates = try changedSinceLastCleanSync(a, b)
+        // Without one, every path is looked at: a peer's index left in its copy is read now.
+        if candidates == nil {
+            try a.entries.complete()
+            try b.entries.complete()
+        }
         // The peer's paths are untrusted: check each against our sandbox before anything else.
         // Paths our own index holds came from our own walk or passed this check before (and
         // every write checks its path again).
@@ -146,7 +151,7 @@ public final class Reconciler {
         if let localEndpoint = local as? LocalEndpoint {
             // Only the new paths are sorted (for a stable report order): sorting every path
             // of a 100,000-file index took ~7% of a sync.
-            let newPaths = candidates.map { $0.filter { b.entries[$0] != nil } } ?? Array(b.entries.keys)
+            let newPaths = candidates.map { $0.filter { b.entries[$0] != nil } } ?? Array(b.entries.all.keys)
             for path in newPaths.filter({ a.entries[$0] == nil && !clashing.contains($0) }).sorted() {
                 // Under a file this side deletes first: checked when it is written, after that.
                 if deleteFirst.contains(where: { path.hasPrefix($0 + "/") }) { continue }
@@ -163,11 +168,11 @@ public final class Reconciler {
         }
         self.deleteFirst = deleteFirst
         timings.mark("clashes-and-checks")
-        let paths = (candidates ?? Set(a.entries.keys).union(b.entries.keys)).subtracting(clashing)
+        let paths = (candidates ?? Set(a.entries.all.keys).union(b.entries.all.keys)).subtracting(clashing)
             .filter { a.entries[$0] != nil || b.entries[$0] != nil }.sorted()
         summary.examined = paths.count
         timings.mark("union-and-sort")
-        try guardMassDeletion(a, b)
+        try guardMassDeletion(a, b, among: candidates)
         // What this side will read from the peer, in order: whatever the peer has live that
         // this side lacks, unless this side's version is the newer one.
         peer.prefetch(paths.compactMap { path in
@@ -205,6 +210,7 @@ public final class Reconciler {
             throw error
         }
         summary.peerIndex = peer.indexTransfer
+        summary.peerIndex?.copyRowsRead = b.entries.rowsReadFromCopy
         progress(SyncProgress(pathsDone: paths.count, pathsTotal: paths.count, files: summary.transferred, bytes: summary.bytes))
         if options.leaveIndexesForExit {
             Self.leftForExit.withLock { $0.append(contentsOf: [a.entries, b.entries, localEntries, peerEntries]) }
@@ -222,11 +228,7 @@ public final class Reconciler {
               mine.id == theirs.id, mine.mine == theirs.theirs, mine.theirs == theirs.mine,
               // A counter below the mark's has gone back (an index restored): not to be trusted.
               here >= mine.mine, there >= mine.theirs else { return nil }
-        // Read in place (`values[index]`): copying every entry out would retain its strings.
-        var paths = Set<String>()
-        for index in a.entries.values.indices where a.entries.values[index].sequence > mine.mine { paths.insert(a.entries.keys[index]) }
-        for index in b.entries.values.indices where b.entries.values[index].sequence > mine.theirs { paths.insert(b.entries.keys[index]) }
-        return paths
+        return Set(try a.entries.paths(writtenAfter: mine.mine)).union(try b.entries.paths(writtenAfter: mine.theirs))
     }
 
     /// After a sync that left nothing over (nothing skipped, refused or clashing; not a dry
@@ -250,13 +252,14 @@ public final class Reconciler {
     /// sync that changes little: a peer over the protocol refreshes from its hello on, while
     /// this side does; two folders refresh on two threads (each side has its own index
     /// connection and object store).
-    private func refreshBoth() throws -> ([String: SyncIndex.Entry], [String: SyncIndex.Entry]) {
-        if let remote = peer as? RemoteEndpoint {
+    private func refreshBoth() throws -> (EntryMap, EntryMap) {
+        if let remote = peer.remote {
             // The server began its refresh when it answered hello (which this side need not
-            // have read yet): it walks its tree while this side walks this one.
-            let mine = try local.refresh()
+            // have read yet): it walks its tree while this side walks this one. (Not on a
+            // thread: the copy of the peer's index is in this side's index.)
+            let mine = try local.refreshMap()
             try remote.requestRefresh()
-            return (mine, try remote.refresh())
+            return (mine, try peer.refreshMap())
         }
         let other = PeerRefresh(peer)
         let finished = DispatchSemaphore(value: 0)
@@ -264,8 +267,8 @@ public final class Reconciler {
             other.run()
             finished.signal()
         }
-        let mine: [String: SyncIndex.Entry]
-        do { mine = try local.refresh() } catch {
+        let mine: EntryMap
+        do { mine = try local.refreshMap() } catch {
             finished.wait()
             throw error
         }
@@ -439,7 +442,10 @@ public final class Reconciler {
     private func keepConflictCopy(of path: String, _ loser: [UInt8], from loserReplica: String, winner: String,
                                   _ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
         let hash = ContentHash(of: loser).hex
-        let existing = (Array(a.entries.values) + Array(b.entries.values)).first {
+        // Every path of both sides is looked through: a peer's index left in its copy is read.
+        try a.entries.complete()
+        try b.entries.complete()
+        let existing = (Array(a.entries.all.values) + Array(b.entries.all.values)).first {
             !$0.deleted && $0.hash == hash && ConflictNames.original(of: $0.path) == path
         }
         if let existing {
@@ -559,9 +565,9 @@ public final class Reconciler {
     /// `among`: only these paths can be involved (those written since the last clean sync: a
     /// path live on one side only that neither side wrote since would have been copied then,
     /// or that sync would not have been clean); nil: any.
-    static func clashes(_ a: [String: SyncIndex.Entry], _ b: [String: SyncIndex.Entry], among candidates: Set<String>? = nil) -> (Set<String>, Set<String>) {
+    static func clashes(_ a: EntryMap, _ b: EntryMap, among candidates: Set<String>? = nil) -> (Set<String>, Set<String>) {
         var clashing = Set<String>(), deleteFirst = Set<String>()
-        func look(at path: String, _ entry: SyncIndex.Entry, mine: [String: SyncIndex.Entry], theirs: [String: SyncIndex.Entry]) {
+        func look(at path: String, _ entry: SyncIndex.Entry, mine: EntryMap, theirs: EntryMap) {
             guard !entry.deleted, mine[path]?.deleted ?? true else { return }
             var folder = Substring(path)
             while let slash = folder.lastIndex(of: "/") {
@@ -580,25 +586,33 @@ public final class Reconciler {
             if let candidates {
                 for path in candidates { if let entry = theirs[path] { look(at: path, entry, mine: mine, theirs: theirs) } }
             } else {
-                for (path, entry) in theirs { look(at: path, entry, mine: mine, theirs: theirs) }
+                for (path, entry) in theirs.all { look(at: path, entry, mine: mine, theirs: theirs) }
             }
         }
         return (clashing, deleteFirst)
     }
 
-    private func guardMassDeletion(_ a: Side, _ b: Side) throws {
+    /// `among`: the paths written since the last clean sync, when there is one — only those
+    /// can be deletions still to make (two rows neither side wrote since agree).
+    private func guardMassDeletion(_ a: Side, _ b: Side, among candidates: Set<String>?) throws {
         guard !options.force else { return }
         for (from, on) in [(a, b), (b, a)] {
             let source = from.entries, target = on.entries
-            // Counted without copying the entries (`values[index]` is read in place): this runs
-            // on every sync, over every path.
-            var targetLive = 0
-            for index in target.values.indices where !target.values[index].deleted { targetLive += 1 }
+            let targetLive = target.liveCount
             var sourceLive = 0, deletions = 0
-            for index in source.values.indices {
-                guard source.values[index].deleted else { sourceLive += 1; continue }
-                let s = source.values[index]
+            func count(_ s: SyncIndex.Entry) {
                 if let t = target[s.path], !t.deleted, s.vector.dominates(t.vector) { deletions += 1 }
+            }
+            if let candidates {
+                sourceLive = source.liveCount
+                for path in candidates { if let s = source[path], s.deleted { count(s) } }
+            } else {
+                // Read in place (`values[index]`): this runs over every path.
+                let all = source.all
+                for index in all.values.indices {
+                    guard all.values[index].deleted else { sourceLive += 1; continue }
+                    count(all.values[index])
+                }
             }
             let emptied = sourceLive == 0 && targetLive > 0 && deletions > 0
             if emptied || (deletions >= 5 && Double(deletions) > options.massDeletionShare * Double(targetLive)) {
@@ -620,10 +634,10 @@ private final class PeerRefresh: @unchecked Sendable {
     /// Let go of as soon as the refresh is done: the thread that ran it may linger a moment, and
     /// the endpoint (its index connection, its batch's locks) must end with the sync.
     private var endpoint: ReplicaEndpoint?
-    var result: Result<[String: SyncIndex.Entry], Error>?
+    var result: Result<EntryMap, Error>?
     init(_ endpoint: ReplicaEndpoint) { self.endpoint = endpoint }
     func run() {
-        result = Result { try endpoint!.refresh() }
+        result = Result { try endpoint!.refreshMap() }
         endpoint = nil
     }
 }

@@ -198,44 +198,65 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// the whole index when there is no copy or anything about it is doubtful (another epoch,
     /// a sequence that went backwards, a result whose digest is not the peer's).
     public func refresh() throws -> [String: SyncIndex.Entry] {
+        var map = try refreshMap()
+        try map.complete()
+        return map.all
+    }
+
+    /// `refresh()`, with the copy's unchanged rows left in the copy: the changes are applied to
+    /// it, its digest (kept with it) checked against the peer's, and the rest read only when
+    /// the sync asks for them.
+    public func refreshMap() throws -> EntryMap {
         if refreshRequested == nil { try requestRefresh() }
         let state = refreshRequested ?? nil
         refreshRequested = nil
-        // Read while the peer answers: the answer nearly always builds on this copy.
-        let cached = state == nil ? nil : try cache?.peerEntries(replica)
         var response = try receive(op: "refresh", path: nil)
         let mark = response.mark
         var changes = response.entries ?? []
-        var view: [String: SyncIndex.Entry]?
+        var map: EntryMap?
         if response.whole == false {
-            if var copy = cached, let state, response.epoch == state.epoch, let sequence = response.sequence, sequence >= state.sequence {
-                for entry in changes { copy[entry.path] = entry }
-                if response.digest == SyncIndex.digest(copy.values) { view = copy }
+            if let cache, let state, response.epoch == state.epoch, let sequence = response.sequence, sequence >= state.sequence,
+               let epoch = response.epoch {
+                // The changes go into the copy, whose digest follows them; if the result is not
+                // the peer's index, the copy is dropped and the index read whole below.
+                try cache.updatePeer(replica, epoch: epoch, sequence: sequence, entries: changes, whole: false)
+                if let summary = try cache.peerSummary(replica),
+                   response.digest == SyncIndex.digestText(sum: summary.digestSum, count: UInt64(summary.count)) {
+                    try cache.commitWrites()
+                    var changed: [String: SyncIndex.Entry] = [:]
+                    for entry in changes { changed[entry.path] = entry }
+                    map = EntryMap(changes: changed, restIn: cache, peer: replica, live: Int(summary.live))
+                } else {
+                    try cache.forgetPeer(replica)
+                    try cache.commitWrites()
+                }
             }
-            if view == nil {
+            if map == nil {
                 // The copy does not add up to the peer's index: read it whole.
                 response = try send(SyncProtocol.Request(op: "refresh"))
                 changes = response.entries ?? []
             }
         }
-        let whole = view == nil
+        let whole = map == nil
         if whole {
             var all: [String: SyncIndex.Entry] = [:]
             for entry in changes { all[entry.path] = entry }
-            view = all
+            map = EntryMap(all)
+            if let cache, let epoch = response.epoch, let sequence = response.sequence {
+                try cache.updatePeer(replica, epoch: epoch, sequence: sequence, entries: changes, whole: true)
+                try cache.commitWrites()
+            }
         }
         indexTransfer = IndexTransfer(rows: changes.count, whole: whole)
         refreshedSequence = response.sequence
         // A copy in doubt may mean an index restored from a backup: look at every path.
         peerMark = whole ? nil : mark
         refreshed = nil
-        if let cache, let epoch = response.epoch, let sequence = response.sequence {
-            try cache.updatePeer(replica, epoch: epoch, sequence: sequence, entries: changes, whole: whole)
-            try cache.commitWrites()
-            refreshed = (epoch, sequence)
-        }
-        return view ?? [:]
+        if cache != nil, let epoch = response.epoch, let sequence = response.sequence { refreshed = (epoch, sequence) }
+        return map!
     }
+
+    public var remote: RemoteEndpoint? { self }
 
     public private(set) var refreshedSequence: Int64?
     /// The server's mark of its last clean sync with this client's replica, as `refresh` said.

@@ -10,6 +10,9 @@ public protocol ReplicaEndpoint: AnyObject {
     var location: String { get }
     /// Brings the index up to date with the disk and returns it.
     func refresh() throws -> [String: SyncIndex.Entry]
+    /// `refresh()` as the reconciler reads it: a peer over the protocol may answer with only
+    /// what changed over this replica's copy of its index (`EntryMap`).
+    func refreshMap() throws -> EntryMap
     func read(_ path: String, expected: String) throws -> [UInt8]
     /// Writes `bytes` if the file's hash is still `expected` (nil: no file), unless `overwrite`;
     /// records the entry with `vector`.
@@ -54,9 +57,15 @@ public protocol ReplicaEndpoint: AnyObject {
     func syncMark(peer: String) throws -> SyncMark?
     /// Records a clean sync with `peer`. Called after everything is applied and committed.
     func setSyncMark(_ mark: SyncMark, peer: String) throws
+    /// The peer over the protocol behind this endpoint, if it is one (or wraps one): it
+    /// refreshes in its own process, and keeps its copy of the peer's index in this side's.
+    var remote: RemoteEndpoint? { get }
+    /// This replica's own sync index, when it is in this process.
+    var syncIndex: SyncIndex? { get }
 }
 
 extension ReplicaEndpoint {
+    public func refreshMap() throws -> EntryMap { EntryMap(try refresh()) }
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
@@ -64,6 +73,8 @@ extension ReplicaEndpoint {
     public var refreshedSequence: Int64? { nil }
     public func syncMark(peer: String) throws -> SyncMark? { nil }
     public func setSyncMark(_ mark: SyncMark, peer: String) throws {}
+    public var remote: RemoteEndpoint? { nil }
+    public var syncIndex: SyncIndex? { nil }
 }
 
 /// How a replica's index reached the client over the protocol.
@@ -75,6 +86,9 @@ public struct IndexTransfer: Sendable, Codable, Equatable {
     public var whole: Bool
     /// Rows received with the ack at the end (those the sync itself wrote there, mostly).
     public var ackRows: Int
+    /// Rows of this replica's copy of the peer's index read for the sync: after a clean sync,
+    /// only those of the paths it looks at; all of them when it looks at every path.
+    public var copyRowsRead = 0
 
     public init(rows: Int, whole: Bool, ackRows: Int = 0) {
         self.rows = rows
@@ -105,6 +119,7 @@ public enum EndpointError: Error, CustomStringConvertible {
 public final class LocalEndpoint: ReplicaEndpoint {
     public let workspace: Workspace
     public let index: SyncIndex
+    public var syncIndex: SyncIndex? { index }
     public var replica: String { index.replica }
     public var location: String { workspace.root }
 
