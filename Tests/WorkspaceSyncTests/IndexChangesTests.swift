@@ -184,6 +184,27 @@ struct IndexChangesTests {
         #expect(try syncOverProtocol(a, b).peerIndex?.whole == false)
     }
 
+    @Test func aCopyOfAPeersIndexKeptBeforeItsDigestWasIsCountedOnceAndStaysIncremental() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        try syncOverProtocol(a, b)
+        // As an index of format 3 left it: the copy's rows, no digest or live count with them.
+        do {
+            let database = try SQLiteDatabase(file: a.root + "/.relay/sync.sqlite")
+            try database.execute("UPDATE peers SET digest = NULL, count = NULL, live = NULL; PRAGMA user_version = 3")
+        }
+        try b.write("desk/d2.txt", "edited at the server\n")
+        let summary = try syncOverProtocol(a, b)
+        #expect(summary.peerIndex?.whole == false, "the copy is counted, not thrown away")
+        #expect(a.read("desk/d2.txt") == "edited at the server\n" && a.tree() == b.tree())
+        let index = try SyncIndex(workspace: a.workspace), peer = try SyncIndex(workspace: b.workspace)
+        let kept = try #require(try index.peerSummary(peer.replica))
+        #expect(SyncIndex.digestText(sum: kept.digestSum, count: UInt64(kept.count)) == SyncIndex.digest(try peer.entries()),
+                "the digest kept with the copy is the peer's")
+        #expect(kept.live == (try peer.entries()).values.filter { !$0.deleted }.count)
+    }
+
     @Test func aRestampedFileKeepsItsSequenceAndNewContentTakesTheNext() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let a = try Replica(base, "laptop")
