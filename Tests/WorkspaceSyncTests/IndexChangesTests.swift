@@ -254,6 +254,36 @@ struct IndexChangesTests {
         #expect(trips < 20, "\(trips) round trips for 151 files")
     }
 
+    /// The server begins its refresh when it answers hello; a client that then asks for
+    /// something else, or leaves, finds it finished and committed, and a bye answered means
+    /// everything is committed.
+    @Test func aRefreshBegunAtHelloIsFinishedBeforeAnyOtherRequestAndBeforeBye() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let b = try Replica(base, "desktop")
+        try b.write("desk/new.md", "written before the server started\n")
+        let toServer = Pipe(), fromServer = Pipe()
+        let write = { (request: SyncProtocol.Request) in
+            try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(request))
+        }
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = SyncProtocol.version
+        try write(hello)
+        var base = SyncProtocol.Request(op: "base")
+        base.peer = "nobody"
+        base.path = "desk/new.md"
+        try write(base)
+        try write(SyncProtocol.Request(op: "bye"))
+        try SyncServer.serve(try LocalEndpoint(workspace: b.workspace), input: toServer.fileHandleForReading.fileDescriptor,
+                             output: fromServer.fileHandleForWriting.fileDescriptor)
+        let answers = try (0..<3).map { _ in
+            try JSONDecoder().decode(SyncProtocol.Response.self, from: try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor)))
+        }
+        let failures = answers.filter { !$0.ok }.map { $0.message ?? "no reason" }
+        #expect(failures.isEmpty, "\(failures)")
+        // The refresh begun at hello ran and was committed: the new file has its row.
+        #expect(try SyncIndex(workspace: b.workspace).entry("desk/new.md")?.deleted == false)
+    }
+
     @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let b = try Replica(base, "desktop")
