@@ -50,16 +50,19 @@ func syncOverProtocol(_ a: Replica, _ b: Replica, during: (() throws -> Void)? =
     return summary
 }
 
+/// Two replicas under `base`: a laptop with 200 notes in 10 folders, a desktop with 20 files.
+func laptopAndDesktop(in base: String) throws -> (Replica, Replica) {
+    let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+    for i in 0..<200 { try a.write("notes/n\(i % 10)/file\(i).md", "note \(i)\n") }
+    for i in 0..<20 { try b.write("desk/d\(i).txt", "desk \(i)\n") }
+    return (a, b)
+}
+
 @Suite("Index changes since the last sequence seen (protocol 3)", .serialized)
 struct IndexChangesTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-index-changes-" + UUID().uuidString
 
-    func populated() throws -> (Replica, Replica) {
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
-        for i in 0..<200 { try a.write("notes/n\(i % 10)/file\(i).md", "note \(i)\n") }
-        for i in 0..<20 { try b.write("desk/d\(i).txt", "desk \(i)\n") }
-        return (a, b)
-    }
+    func populated() throws -> (Replica, Replica) { try laptopAndDesktop(in: base) }
 
     @Test func aSecondSyncWithNoChangesReceivesOnlyAHandfulOfIndexRows() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }

@@ -42,9 +42,10 @@ final class Replica: @unchecked Sendable {
 }
 
 @discardableResult
-func sync(_ a: Replica, _ b: Replica, force: Bool = false) throws -> SyncSummary {
+func sync(_ a: Replica, _ b: Replica, force: Bool = false, examineAll: Bool = false) throws -> SyncSummary {
     var options = Reconciler.Options()
     options.force = force
+    options.examineAll = examineAll
     return try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
 }
 

@@ -11,18 +11,7 @@ import WorkspaceCore
 struct SyncMarkTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-sync-mark-" + UUID().uuidString
 
-    func populated() throws -> (Replica, Replica) {
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
-        for i in 0..<200 { try a.write("notes/n\(i % 10)/file\(i).md", "note \(i)\n") }
-        for i in 0..<20 { try b.write("desk/d\(i).txt", "desk \(i)\n") }
-        return (a, b)
-    }
-
-    func sync(_ a: Replica, _ b: Replica, examineAll: Bool = false) throws -> SyncSummary {
-        var options = Reconciler.Options()
-        options.examineAll = examineAll
-        return try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
-    }
+    func populated() throws -> (Replica, Replica) { try laptopAndDesktop(in: base) }
 
     @Test func aSyncAfterACleanOneLooksOnlyAtThePathsWrittenSince() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }

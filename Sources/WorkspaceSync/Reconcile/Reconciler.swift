@@ -131,7 +131,7 @@ public final class Reconciler {
         var timings = SyncTimings("reconciler")
         let (localEntries, peerEntries) = try refreshBoth()
         timings.mark("refresh-both")
-        try checkDistinctReplicas()
+        if peer.remote != nil { try checkDistinctReplicas() }
         var a = Side(endpoint: local, entries: localEntries, name: "here")
         var b = Side(endpoint: peer, entries: peerEntries, name: "peer")
         var summary = SyncSummary()
