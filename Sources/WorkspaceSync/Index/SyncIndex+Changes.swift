@@ -23,7 +23,7 @@ extension SyncIndex {
             let walk = Walk(workspace, inBackground: true)
             var entries: [String: Entry]
             do { entries = try self.entries() } catch {
-                _ = try? walk.wait()
+                _ = try? walk.listing.wait()
                 throw error
             }
             timings.mark("read-index")

@@ -341,27 +341,16 @@ public final class SyncIndex {
     /// index meanwhile), with the time it began: the scan time recorded with each stamp must not
     /// be later than the stat that read it, or a file rewritten within the same timestamp tick
     /// just after its stat would look unchanged next time (the racy-mtime rule).
-    final class Walk: @unchecked Sendable {
+    struct Walk {
         let began = Int64(Date().timeIntervalSince1970 * 1e9)
-        private let done = DispatchSemaphore(value: 0)
-        private var result: Result<(stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool), Error>?
+        let listing: BackgroundWork<(stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool)>
 
         init(_ workspace: Workspace, inBackground: Bool) {
-            let run: @Sendable () -> Void = { [self] in
-                result = Result {
-                    var sawTemporary = false
-                    let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
-                    return (stamps, sawTemporary)
-                }
-                done.signal()
+            listing = BackgroundWork(inBackground: inBackground) {
+                var sawTemporary = false
+                let stamps = try workspace.fileStamps(sawTemporary: &sawTemporary)
+                return (stamps, sawTemporary)
             }
-            if inBackground { Thread.detachNewThread(run) } else { run() }
-        }
-
-        func wait() throws -> (stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool) {
-            done.wait()
-            done.signal()
-            return try result!.get()
         }
     }
 
@@ -380,7 +369,7 @@ public final class SyncIndex {
         // New versions of mergeable files go to the store with one flush for all of them.
         let objects = WriteBatch(workspace, operation: "sync-index")
         var timings = SyncTimings("refresh \(workspace.root)")
-        let (stamps, sawTemporary) = try walk.wait()
+        let (stamps, sawTemporary) = try walk.listing.wait()
         timings.mark("walk (after reading the index)")
         try transaction {
             for (path, stamp) in stamps where !Self.isExcluded(path) {

@@ -261,19 +261,14 @@ public final class Reconciler {
             try remote.requestRefresh()
             return (mine, try peer.refreshMap())
         }
-        let other = PeerRefresh(peer)
-        let finished = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            other.run()
-            finished.signal()
-        }
+        let peer = self.peer
+        let other = BackgroundWork { try peer.refreshMap() }
         let mine: EntryMap
         do { mine = try local.refreshMap() } catch {
-            finished.wait()
+            _ = try? other.wait()
             throw error
         }
-        finished.wait()
-        return (mine, try other.result!.get())
+        return (mine, try other.wait())
     }
 
     private func handle(_ error: EndpointError, path: String, _ summary: inout SyncSummary) throws {
@@ -628,16 +623,3 @@ extension Reconciler.Side {
     }
 }
 
-/// A peer's refresh on a thread of its own; the endpoint is used by no other thread until the
-/// caller has waited for it.
-private final class PeerRefresh: @unchecked Sendable {
-    /// Let go of as soon as the refresh is done: the thread that ran it may linger a moment, and
-    /// the endpoint (its index connection, its batch's locks) must end with the sync.
-    private var endpoint: ReplicaEndpoint?
-    var result: Result<EntryMap, Error>?
-    init(_ endpoint: ReplicaEndpoint) { self.endpoint = endpoint }
-    func run() {
-        result = Result { try endpoint!.refreshMap() }
-        endpoint = nil
-    }
-}

@@ -158,9 +158,9 @@ public enum SyncServer {
         let decoder = JSONDecoder(), encoder = JSONEncoder()
         // Whatever the client left unflushed (it went away) is committed, not lost.
         defer { _ = try? endpoint.flush() }
-        var early: EarlyRefresh?
+        var early: BackgroundWork<SyncIndex.Snapshot>?
         // A refresh begun at hello is waited for before anything else touches the endpoint.
-        defer { early?.wait() }
+        defer { _ = try? early?.wait() }
         while let frame = try SyncProtocol.readFrame(input) {
             var response = SyncProtocol.Response(ok: true)
             do {
@@ -169,7 +169,7 @@ public enum SyncServer {
                     // The answer to bye means everything is committed: the client need not
                     // wait for this process to end (freeing an index of 100,000 rows, closing).
                     // A flush that fails is answered as any failed request is.
-                    early?.wait()
+                    _ = try? early?.wait()
                     early = nil
                     _ = try endpoint.flush()
                     try SyncProtocol.writeFrame(output, try encoder.encode(response))
@@ -179,15 +179,15 @@ public enum SyncServer {
                 // the endpoint; the client's refresh request takes its snapshot.
                 let begun = early
                 early = nil
-                begun?.wait()
-                if request.op == "refresh", let begun {
-                    try answerRefresh(request, endpoint, snapshot: try begun.result!.get(), &response)
+                let snapshot = begun.map { begun in Result { try begun.wait() } }
+                if request.op == "refresh", let snapshot {
+                    try answerRefresh(request, endpoint, snapshot: try snapshot.get(), &response)
                 } else {
                     try handle(request, endpoint, &response)
                 }
                 // Every sync asks for a refresh next: it begins now, while the client walks its
                 // own tree, instead of after the client's request arrives.
-                if request.op == "hello" { early = EarlyRefresh(endpoint) }
+                if request.op == "hello" { early = BackgroundWork { try endpoint.refreshSnapshot() } }
             } catch let error as EndpointError {
                 response = SyncProtocol.Response(ok: false)
                 switch error {
@@ -202,28 +202,6 @@ public enum SyncServer {
                 response.message = "\(error)"
             }
             try SyncProtocol.writeFrame(output, try encoder.encode(response))
-        }
-    }
-
-    /// The refresh a server begins when a client says hello, on a thread of its own; the endpoint
-    /// is used by no other thread until `wait` returns.
-    private final class EarlyRefresh: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var waited = false
-        var result: Result<SyncIndex.Snapshot, Error>?
-
-        init(_ endpoint: LocalEndpoint) {
-            nonisolated(unsafe) let endpoint = endpoint
-            Thread.detachNewThread { [self] in
-                result = Result { try endpoint.refreshSnapshot() }
-                done.signal()
-            }
-        }
-
-        func wait() {
-            guard !waited else { return }
-            waited = true
-            done.wait()
         }
     }
 
