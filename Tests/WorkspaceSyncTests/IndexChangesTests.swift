@@ -264,9 +264,9 @@ struct IndexChangesTests {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let b = try Replica(base, "desktop")
         try b.write("desk/new.md", "written before the server started\n")
-        let toServer = Pipe(), fromServer = Pipe()
+        let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
         let write = { (request: SyncProtocol.Request) in
-            try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(request))
+            try codec.write(request, to: toServer.fileHandleForWriting.fileDescriptor)
         }
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
@@ -279,7 +279,7 @@ struct IndexChangesTests {
         try SyncServer.serve(try LocalEndpoint(workspace: b.workspace), input: toServer.fileHandleForReading.fileDescriptor,
                              output: fromServer.fileHandleForWriting.fileDescriptor)
         let answers = try (0..<3).map { _ in
-            try JSONDecoder().decode(SyncProtocol.Response.self, from: try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor)))
+            try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor))
         }
         let failures = answers.filter { !$0.ok }.map { $0.message ?? "no reason" }
         #expect(failures.isEmpty, "\(failures)")
@@ -293,12 +293,13 @@ struct IndexChangesTests {
         let toServer = Pipe(), fromServer = Pipe()
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = 2
-        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(hello))
-        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, try JSONEncoder().encode(SyncProtocol.Request(op: "bye")))
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, Array(try JSONEncoder().encode(hello)))
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, Array(try JSONEncoder().encode(SyncProtocol.Request(op: "bye"))))
         try SyncServer.serve(try LocalEndpoint(workspace: b.workspace), input: toServer.fileHandleForReading.fileDescriptor,
                              output: fromServer.fileHandleForWriting.fileDescriptor)
+        // Plain JSON, as every protocol before 6 wrote: an old client gets the version error.
         let frame = try #require(try SyncProtocol.readFrame(fromServer.fileHandleForReading.fileDescriptor))
-        let answer = try JSONDecoder().decode(SyncProtocol.Response.self, from: frame)
+        let answer = try JSONDecoder().decode(SyncProtocol.Response.self, from: Data(frame))
         #expect(!answer.ok)
         #expect(answer.message?.contains("speaks sync protocol \(SyncProtocol.version), the client 2") == true, "\(answer.message ?? "")")
     }

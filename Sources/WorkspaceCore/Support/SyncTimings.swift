@@ -25,3 +25,47 @@ public struct SyncTimings: @unchecked Sendable {
         last = now
     }
 }
+
+extension SyncTimings {
+    /// Time summed by kind (a server's requests by op, say), written as one line per kind by
+    /// `report` — `relay-sync-timings <owner> <kind> ×<count> <ms>` — when timings are on.
+    public struct Tally: @unchecked Sendable {
+        private var totals: [String: (count: Int, nanoseconds: UInt64, cpu: UInt64)] = [:]
+        private var order: [String] = []
+        let owner: String
+
+        public init(_ owner: String) { self.owner = owner }
+
+        /// Runs `body`, adding its time to `kind`.
+        public mutating func time<T>(_ kind: @autoclosure () -> String, _ body: () throws -> T) rethrows -> T {
+            guard SyncTimings.enabled else { return try body() }
+            let start = DispatchTime.now().uptimeNanoseconds, cpuStart = Self.threadCPU()
+            defer {
+                let key = kind()
+                if totals[key] == nil { order.append(key) }
+                totals[key, default: (0, 0, 0)].count += 1
+                totals[key, default: (0, 0, 0)].nanoseconds += DispatchTime.now().uptimeNanoseconds - start
+                totals[key, default: (0, 0, 0)].cpu += Self.threadCPU() - cpuStart
+            }
+            return try body()
+        }
+
+        /// This thread's CPU time so far, in nanoseconds.
+        static func threadCPU() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
+
+        public func report() {
+            guard SyncTimings.enabled else { return }
+            var text = ""
+            for key in order {
+                let total = totals[key]!
+                text += String(format: "relay-sync-timings %@ %@ ×%d %.1f (CPU %.1f)\n", owner, key, total.count,
+                               Double(total.nanoseconds) / 1e6, Double(total.cpu) / 1e6)
+            }
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+    }
+}

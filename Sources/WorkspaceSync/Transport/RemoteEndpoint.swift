@@ -25,7 +25,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     private let fromPeer: FileHandle
     private let errors: Pipe?
     private var open = true
-    private let encoder = JSONEncoder(), decoder = JSONDecoder()
+    private let codec = SyncProtocol.Codec()
 
     /// Where this client keeps its copy of the peer's index (the local replica's index), so a
     /// refresh brings only the rows written since the last sync; nil: the whole index each time.
@@ -85,7 +85,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
         roundTrips += 1
-        do { try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(hello)) } catch let error as EndpointError {
+        do { try codec.write(hello, to: toPeer.fileDescriptor) } catch let error as EndpointError {
             throw EndpointError.transport("\(location): \(error); the peer said: \(peerErrors())")
         }
     }
@@ -142,7 +142,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         try connect()
         roundTrips += 1
         try drain()
-        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        try codec.write(request, to: toPeer.fileDescriptor)
         return try receive(op: request.op, path: request.path)
     }
 
@@ -151,7 +151,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
         try connect()
-        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        try codec.write(request, to: toPeer.fileDescriptor)
         inFlight.append((request.op, request.path))
         if inFlight.count >= Self.maximumInFlight { try drain() }
     }
@@ -180,7 +180,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             throw EndpointError.transport("\(location): the peer closed the connection")
         }
         let response: SyncProtocol.Response
-        do { response = try decoder.decode(SyncProtocol.Response.self, from: frame) } catch {
+        do { response = try codec.decode(SyncProtocol.Response.self, from: frame) } catch {
             throw EndpointError.transport("\(location): the peer sent a malformed message")
         }
         if !response.ok {
@@ -210,7 +210,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         if refreshRequested == nil { try requestRefresh() }
         let state = refreshRequested ?? nil
         refreshRequested = nil
+        var timings = SyncTimings("remote refresh")
         var response = try receive(op: "refresh", path: nil)
+        timings.mark("answer \(response.entries?.count ?? 0) rows")
         let mark = response.mark
         var changes = response.entries ?? []
         var map: EntryMap?
@@ -223,6 +225,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
                 if let summary = try cache.peerSummary(replica),
                    response.digest == SyncIndex.digestText(sum: summary.digestSum, count: UInt64(summary.count)) {
                     try cache.commitWrites()
+                    timings.mark("copy updated")
                     var changed: [String: SyncIndex.Entry] = [:]
                     for entry in changes { changed[entry.path] = entry }
                     map = EntryMap(changes: changed, restIn: cache, peer: replica, live: Int(summary.live))
@@ -291,7 +294,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             request.since = state.sequence
         }
         try drain()
-        try SyncProtocol.writeFrame(toPeer.fileDescriptor, try encoder.encode(request))
+        try codec.write(request, to: toPeer.fileDescriptor)
         refreshRequested = .some(state)
     }
 

@@ -83,8 +83,8 @@ do {
             return SyncIndex.Entry(path: path, hash: ContentHash(of: path == "ok.md" ? honest : content).hex,
                                    stamp: FileStamp(inode: 1, size: 5, modifiedNanoseconds: 1), vector: vector, deleted: false, scanned: 1)
         }
-        while let frame = try SyncProtocol.readFrame(0) {
-            let request = try JSONDecoder().decode(SyncProtocol.Request.self, from: frame)
+        let codec = SyncProtocol.Codec()
+        while let request = try codec.read(SyncProtocol.Request.self, from: 0) {
             var response = SyncProtocol.Response(ok: true)
             switch request.op {
             case "hello": response.replica = "hostile0000000000"; response.version = SyncProtocol.version
@@ -94,7 +94,7 @@ do {
             case "install", "remove": response.entry = entry(request.path ?? "x")
             default: break
             }
-            try SyncProtocol.writeFrame(1, try JSONEncoder().encode(response))
+            try codec.write(response, to: 1)
             if request.op == "bye" { break }
         }
     case ("verify", 2):

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import WorkspaceCore
+@testable import WorkspaceSync
+
+/// Protocol 6's message bodies: JSON, with file contents raw after it.
+@Suite("Sync protocol messages carry file contents raw")
+struct SyncCodecTests {
+    /// Bytes JSON and base64 would both have to escape or expand: NUL, quotes, braces, invalid
+    /// UTF-8, and a body of its own that begins with `{`.
+    static let awkward: [UInt8] = Array("{\"ok\":true}".utf8) + [0, 0xFF, 0xFE, 10, 13, 0x22, 0x5C] + Array(repeating: 0x7B, count: 300)
+
+    @Test func contentsSurviveTheRoundTripByteForByteAndTravelRaw() throws {
+        let codec = SyncProtocol.Codec()
+        var request = SyncProtocol.Request(op: "stage")
+        request.path = "Research/notes.md"
+        request.content = Data(Self.awkward)
+        let body = try codec.encode(request)
+        // The content is at the end, as is: not base64 inside the JSON.
+        #expect(Array(body.suffix(Self.awkward.count)) == Self.awkward)
+        #expect(body.count < 4 + 200 + Self.awkward.count, "\(body.count) bytes for \(Self.awkward.count) of content")
+        let decoded = try codec.decode(SyncProtocol.Request.self, from: body)
+        #expect(decoded.op == "stage" && decoded.path == "Research/notes.md")
+        #expect(decoded.content.map(Array.init) == Self.awkward)
+    }
+
+    @Test func manyContentsInOneAnswerComeBackInOrder() throws {
+        let codec = SyncProtocol.Codec()
+        var response = SyncProtocol.Response(ok: true)
+        let files: [[UInt8]] = [Self.awkward, [], Array("second\n".utf8), Array(repeating: 0, count: 70_000)]
+        response.contents = files.map { SyncProtocol.ReadResult(content: Data($0)) } + [SyncProtocol.ReadResult(error: "changed", message: "x")]
+        let decoded = try codec.decode(SyncProtocol.Response.self, from: try codec.encode(response))
+        #expect(decoded.contents?.prefix(4).map { $0.content.map(Array.init) } == files.map { Optional($0) })
+        #expect(decoded.contents?.last?.error == "changed" && decoded.contents?.last?.content == nil)
+    }
+
+    @Test func aMessageWithoutContentsIsPlainJSONAsBefore() throws {
+        let codec = SyncProtocol.Codec()
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = SyncProtocol.version
+        let body = try codec.encode(hello)
+        #expect(body.first == UInt8(ascii: "{"))
+        #expect(try JSONDecoder().decode(SyncProtocol.Request.self, from: Data(body)).version == SyncProtocol.version)
+        // The commonest answer is written and read without a JSON encoder, and is still JSON.
+        #expect(try codec.encode(SyncProtocol.Response(ok: true)) == Array(#"{"ok":true}"#.utf8))
+        #expect(try codec.decode(SyncProtocol.Response.self, from: Array(#"{"ok":true}"#.utf8)) == SyncProtocol.Response(ok: true))
+        var notPlain = SyncProtocol.Response(ok: true)
+        notPlain.hash = "abc"
+        #expect(try codec.decode(SyncProtocol.Response.self, from: try codec.encode(notPlain)).hash == "abc")
+    }
+
+    @Test func aContentReferenceOutsideTheMessageIsRefusedNotRead() throws {
+        let codec = SyncProtocol.Codec()
+        var request = SyncProtocol.Request(op: "stage")
+        request.content = Data("0123456789".utf8)
+        var body = try codec.encode(request)
+        // Cut the contents short: the reference [0, 10] now points past the end.
+        body.removeLast(5)
+        #expect(throws: DecodingError.self) { try codec.decode(SyncProtocol.Request.self, from: body) }
+        // A JSON length longer than the body.
+        #expect(throws: EndpointError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0, 1, 0, UInt8(ascii: "{")]) }
+        #expect(throws: EndpointError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0]) }
+        // A negative offset or length.
+        let forged = Array(#"{"op":"stage","content":[-1,4]}"#.utf8)
+        let length = forged.count
+        let message = [0, 0, UInt8(length >> 8), UInt8(length & 0xFF)] + forged + Array("abcd".utf8)
+        #expect(throws: DecodingError.self) { try codec.decode(SyncProtocol.Request.self, from: message) }
+    }
+
+    /// A server answering a malformed message says so, and goes on serving.
+    @Test func aServerAnswersAMalformedMessageWithAnErrorAndGoesOn() throws {
+        let base = NSTemporaryDirectory() + "relay-codec-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let replica = try Replica(base, "desktop")
+        let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = SyncProtocol.version
+        try codec.write(hello, to: toServer.fileHandleForWriting.fileDescriptor)
+        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, [0, 0, 0, 200, UInt8(ascii: "x")])
+        try codec.write(SyncProtocol.Request(op: "bye"), to: toServer.fileHandleForWriting.fileDescriptor)
+        try SyncServer.serve(try LocalEndpoint(workspace: replica.workspace), input: toServer.fileHandleForReading.fileDescriptor,
+                             output: fromServer.fileHandleForWriting.fileDescriptor)
+        let answers = try (0..<3).map { _ in try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor)) }
+        #expect(answers[0].ok)
+        #expect(!answers[1].ok && answers[1].message?.contains("200 bytes") == true, "\(answers[1].message ?? "")")
+        #expect(answers[2].ok)
+    }
+}
