@@ -8,6 +8,7 @@
 ///   locks/<key>      one lock file per coordinated path (key = SHA-256 of the relative path)
 ///   objects/ab/cd…   content-addressed store of displaced versions (SHA-256)
 ///   history/<key>.jsonl   what replaced what, per path
+///   trash/           files no longer needed, unlinked later in the background (`Trash`)
 /// ```
 public struct WorkspaceLayout: Sendable {
     public static let stateFolderName = ".relay"
@@ -21,6 +22,7 @@ public struct WorkspaceLayout: Sendable {
     public var locks: String { state + "/locks" }
     public var objects: String { state + "/objects" }
     public var history: String { state + "/history" }
+    public var trash: String { state + "/trash" }
     public var replicaIDFile: String { state + "/replica-id" }
     public var formatFile: String { state + "/format" }
 

@@ -28,6 +28,45 @@ struct WriteBatchTests {
         #expect(fixture.temporaries().isEmpty)
     }
 
+    /// What a batch no longer needs — a displaced version the store already has, a deleted
+    /// file — leaves its path at once and is unlinked afterwards in the background.
+    @Test func displacedCopiesTheStoreHasAndDeletedFilesLeaveAtOnceAndTheTrashEmptiesAfterwards() throws {
+        try fixture.put("notes/kept.md", "a version the store has\n")
+        try fixture.put("notes/gone.md", "to be deleted\n")
+        try workspace.objects.store(Array("a version the store has\n".utf8))
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/kept.md", bytes: Array("new\n".utf8), expected: ContentHash(of: "a version the store has\n"))
+        try batch.stageRemoval("notes/gone.md", expected: ContentHash(of: "to be deleted\n"))
+        let movedBefore = Trash.moved.withLock { $0 }
+        let outcomes = try batch.commit()
+        // Both went through the trash (other tests may add to the count meanwhile).
+        #expect(Trash.moved.withLock { $0 } >= movedBefore + 2)
+        #expect(outcomes.count == 2 && outcomes.allSatisfy { $0.result != nil || $0.removed })
+        #expect(fixture.contents("notes/kept.md") == "new\n" && fixture.contents("notes/gone.md") == nil)
+        #expect(try workspace.objects.load(ContentHash(of: "to be deleted\n")) == Array("to be deleted\n".utf8))
+        #expect(fixture.temporaries().isEmpty)
+        #expect(try waitUntilEmpty(workspace.layout.trash), "the trash was not emptied")
+    }
+
+    /// A process killed before its sweep leaves files in the trash: the next write in any
+    /// process empties it.
+    @Test func aTrashLeftFullByAnEarlierProcessIsEmptiedByTheNextWrite() throws {
+        let trash = workspace.layout.trash
+        try FileManager.default.createDirectory(atPath: trash, withIntermediateDirectories: true)
+        for n in 0..<5 { try "left by a killed process \(n)\n".write(toFile: trash + "/leftover\(n)", atomically: false, encoding: .utf8) }
+        try workspace.write("a.md", string: "a\n")
+        #expect(try waitUntilEmpty(trash), "leftovers stayed in \(trash)")
+    }
+
+    private func waitUntilEmpty(_ folder: String) throws -> Bool {
+        for _ in 0..<500 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            if names.isEmpty { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
     @Test func aFileChangedAfterStagingIsLeftAloneAndReportedWhileTheRestIsInstalled() throws {
         try fixture.put("context.md", "what the index saw\n")
         let batch = WriteBatch(workspace, operation: "sync")

@@ -3,7 +3,7 @@ import Logging
 
 extension Workspace {
     /// The object store of this workspace.
-    public var objects: ObjectStore { ObjectStore(folder: layout.objects, durable: durable) }
+    public var objects: ObjectStore { ObjectStore(folder: layout.objects, trash: layout.trash, durable: durable) }
 
     /// The lock-file key of a resolved path: the first 32 hex digits of the SHA-256 of its
     /// relative path. Temporary files carry the same key, so a leftover one leads to its lock.
@@ -16,7 +16,10 @@ extension Workspace {
     func coordinated<T>(_ path: ResolvedPath, _ body: (CoordinatedLock) throws -> T) throws -> T {
         let key = Self.lockKey(path.relative)
         let lock = try CoordinatedLock.acquire(lockFile: lockFile(key: key), label: path.relative, timeout: lockTimeout)
-        defer { lock.release() }
+        defer {
+            lock.release()
+            Trash.emptyLater(layout.trash)
+        }
         recoverInterrupted(lock, path: path)
         return try body(lock)
     }
@@ -161,7 +164,7 @@ extension Workspace {
                 }
                 stored = true
             } else if case .file(let absolute) = displaced {
-                _ = Syscall.unlink(absolute)
+                _ = Trash.discard(absolute, into: layout.trash)
             }
         }
         lock.clearIntent()

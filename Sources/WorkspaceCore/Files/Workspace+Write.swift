@@ -69,7 +69,7 @@ extension Workspace {
             if let expected, snapshot.hash != expected { return false }
             let stored = snapshot.bytes.count <= maximumArchivedSize
             if stored { try objects.store(snapshot.bytes) }
-            try Syscall.unlink(target.absolute).orThrow("delete", path: target.relative)
+            try Trash.discard(target.absolute, into: layout.trash).orThrow("delete", path: target.relative)
             if durable { try syncFolder(target.parentAbsolute) }
             let record = VersionRecord(
                 timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation,

@@ -240,6 +240,9 @@ public final class WriteBatch {
         // caller records anything about them.
         try flush()
         timings.mark("second-flush")
+        // What the batch no longer needs (displaced versions the store had, deleted files) is
+        // unlinked in the background, after the flushes it would have slowed.
+        Trash.emptyLater(quick.layout.trash)
         return outcomes
     }
 
@@ -254,7 +257,7 @@ public final class WriteBatch {
             return Outcome(path: target.relative, result: nil, stamp: nil, removed: false)
         }
         let stored = quick.objects.contains(snapshot.hash)
-        try Syscall.unlink(target.absolute).orThrow("delete", path: target.relative)
+        try Trash.discard(target.absolute, into: quick.layout.trash).orThrow("delete", path: target.relative)
         let record = VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation + "-delete",
             replaced: snapshot.hash, replacedSize: snapshot.bytes.count, replacedStored: stored,

@@ -5,6 +5,8 @@ import Glibc
 /// be recovered. Objects are immutable and named by their hash; `load` checks the hash.
 public struct ObjectStore: Sendable {
     public let folder: String
+    /// Where a copy the store already has goes (`Trash`).
+    let trash: String
     var durable: Bool
 
     public func path(of hash: ContentHash) -> String { folder + "/" + hash.hex }
@@ -55,7 +57,7 @@ public struct ObjectStore: Sendable {
     /// Names a temporary from `writeTemporary` by its hash (the caller made its bytes durable).
     func place(_ temporary: String, hash: ContentHash) throws {
         if contains(hash) {
-            _ = Syscall.unlink(temporary)
+            _ = Trash.discard(temporary, into: trash)
             return
         }
         if case .failure(let errno) = Syscall.rename(temporary, path(of: hash)) {
@@ -68,7 +70,7 @@ public struct ObjectStore: Sendable {
     /// the store without copying its bytes. `hash` must be the hash of its content.
     func adopt(_ file: String, hash: ContentHash) throws {
         if contains(hash) {
-            _ = Syscall.unlink(file)
+            _ = Trash.discard(file, into: trash)
             return
         }
         try ensureFolder()
