@@ -303,4 +303,26 @@ struct IndexChangesTests {
         #expect(!answer.ok)
         #expect(answer.message?.contains("speaks sync protocol \(SyncProtocol.version), the client 2") == true, "\(answer.message ?? "")")
     }
+
+    /// The client sends the peer's flush before it flushes its own side; a request sent before
+    /// that flush's answer is read gets its own answer, not the flush's, and the flush was made.
+    @Test func aFlushBegunBeforeAnotherRequestIsAnsweredInOrderAndMade() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let b = try Replica(base, "desktop")
+        let served = try ServedReplica(b)
+        defer { served.close() }
+        var vector = VersionVector()
+        vector.increment("laptop0000000000")
+        try served.endpoint.stage("notes/new.md", bytes: Array("from the laptop\n".utf8), expected: nil, vector: vector)
+        try served.endpoint.beginFlush()
+        // Not flush: its answer (the base of a path nobody recorded) must be its own.
+        #expect(try served.endpoint.base(peer: "laptop0000000000", path: "notes/new.md") == nil)
+        #expect(b.read("notes/new.md") == "from the laptop\n")
+        // A begun flush collected by flush itself gives the results.
+        try served.endpoint.stage("notes/second.md", bytes: Array("second\n".utf8), expected: nil, vector: vector)
+        try served.endpoint.beginFlush()
+        let results = try served.endpoint.flush()
+        #expect(results["notes/second.md"]??.hash == ContentHash(of: Array("second\n".utf8)).hex)
+        #expect(b.read("notes/second.md") == "second\n")
+    }
 }

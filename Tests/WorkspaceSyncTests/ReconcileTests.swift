@@ -172,6 +172,29 @@ struct ReconcileScenarioTests {
         #expect(a.tree() == b.tree())
     }
 
+    /// The new version a refresh finds is kept as a merge base by the sync's flush. A dry run
+    /// (or a sync cut short) drops it before that; the next sync keeps it all the same, on
+    /// both sides, so a later concurrent edit merges against it instead of conflicting.
+    @Test func aMergeBaseFoundByADryRunsRefreshIsStillKeptOnBothSidesByTheNextSync() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let text = "# Plan\n\n- one\n- two\n- three\n"
+        try a.write("plan.md", text)
+        var dryRun = Reconciler.Options()
+        dryRun.dryRun = true
+        _ = try Reconciler(local: a.workspace, peer: b.workspace, options: dryRun).run()
+        #expect(!a.workspace.objects.contains(ContentHash(of: Array(text.utf8))), "a dry run stores nothing")
+        try sync(a, b)
+        #expect(a.workspace.objects.contains(ContentHash(of: Array(text.utf8))))
+        #expect(b.workspace.objects.contains(ContentHash(of: Array(text.utf8))))
+        // Concurrent edits of different lines merge against it.
+        try a.write("plan.md", "# Plan\n\n- one, done\n- two\n- three\n")
+        try b.write("plan.md", "# Plan\n\n- one\n- two\n- three, done\n")
+        let merged = try sync(a, b)
+        #expect(merged.conflicts == 0 && merged.merged == 1)
+        #expect(a.read("plan.md") == "# Plan\n\n- one, done\n- two\n- three, done\n" && b.read("plan.md") == a.read("plan.md"))
+    }
+
     @Test func deleteAgainstEditKeepsTheEdit() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

@@ -80,15 +80,21 @@ struct ModelEvent {
 final class CrashingEndpoint: ReplicaEndpoint {
     struct SimulatedCrash: Error {}
 
-    /// Shared by both sides of one sync: the process dies once for both.
-    final class Fuse {
-        var remaining: Int
-        var blown = false
+    /// Shared by both sides of one sync: the process dies once for both. Both sides refresh,
+    /// and flush, at once (on two threads).
+    final class Fuse: @unchecked Sendable {
+        private var remaining: Int
+        private var blown = false
+        private let lock = NSLock()
         init(calls: Int) { remaining = calls }
+        /// Calls left before the crash.
+        var left: Int { lock.withLock { remaining } }
         func tick() throws {
-            if blown { throw SimulatedCrash() }
-            remaining -= 1
-            if remaining < 0 { blown = true; throw SimulatedCrash() }
+            try lock.withLock {
+                if blown { throw SimulatedCrash() }
+                remaining -= 1
+                if remaining < 0 { blown = true; throw SimulatedCrash() }
+            }
         }
     }
 
@@ -126,6 +132,7 @@ final class CrashingEndpoint: ReplicaEndpoint {
         try fuse.tick(); try inner.stageRemoval(path, expected: expected, vector: vector)
     }
     func flush() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flush() }
+    func beginFlush() throws { try fuse.tick(); try inner.beginFlush() }
     func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
     func finish() throws { try fuse.tick(); try inner.finish() }
     var indexTransfer: IndexTransfer? { inner.indexTransfer }
@@ -315,7 +322,7 @@ final class SyncModel {
         let summary = try Reconciler(local: CrashingEndpoint(try LocalEndpoint(workspace: replicas[r1].workspace), fuse: counter),
                                      peer: CrashingEndpoint(inner, fuse: counter),
                                      options: options).run()
-        longestSync = max(longestSync, Int.max - counter.remaining)
+        longestSync = max(longestSync, Int.max - counter.left)
         // A sync leaves its two replicas the same, though it looked only at the paths written
         // since their last clean sync: a dry run that looks at every path finds nothing to do.
         if !examineAll && summary.skipped.isEmpty && summary.clashes.isEmpty {

@@ -15,7 +15,11 @@ extension SyncIndex {
     /// `refresh()` and a read of the whole index and of the counter in one transaction, so the
     /// sequence is exactly the one of the entries returned (a write by another process lands
     /// either before, and is in them, or after, with a higher number).
-    public func refreshed() throws -> Snapshot {
+    ///
+    /// - parameter bases: where the new versions of mergeable files go to be stored (a sync's
+    ///   own batch, which its flush commits before any merge base row names them); nil: stored
+    ///   and flushed before this returns.
+    public func refreshed(storingBasesIn bases: WriteBatch? = nil) throws -> Snapshot {
         try transaction {
             var timings = SyncTimings("refreshed \(workspace.root)")
             // The tree is walked while the index is read: two independent reads, one of the
@@ -27,7 +31,7 @@ extension SyncIndex {
                 throw error
             }
             timings.mark("read-index")
-            try refresh(&entries, walk: walk)
+            try refresh(&entries, walk: walk, bases: bases)
             return Snapshot(entries: entries, sequence: try sequence())
         }
     }

@@ -354,7 +354,7 @@ public final class SyncIndex {
         }
     }
 
-    func refresh(_ current: inout [String: Entry], walk: Walk) throws -> Int {
+    func refresh(_ current: inout [String: Entry], walk: Walk, bases: WriteBatch? = nil) throws -> Int {
         let now = walk.began
         // Live rows whose file the walk found: when that is all of them, no file vanished and
         // the walk's paths need no set to find the ones that did. The rows are read in place
@@ -366,8 +366,9 @@ public final class SyncIndex {
         var changed = 0
         // What changed is applied after the loops, so `current` is not copied on first write.
         var updates: [Entry] = []
-        // New versions of mergeable files go to the store with one flush for all of them.
-        let objects = WriteBatch(workspace, operation: "sync-index")
+        // New versions of mergeable files go to the store with one flush for all of them: the
+        // caller's (a sync's, whose flush comes later and off this critical path), or our own.
+        let objects = bases ?? WriteBatch(workspace, operation: "sync-index")
         var timings = SyncTimings("refresh \(workspace.root)")
         let (stamps, sawTemporary) = try walk.listing.wait()
         timings.mark("walk (after reading the index)")
@@ -413,7 +414,7 @@ public final class SyncIndex {
             }
             for entry in updates { current[entry.path] = entry }
             timings.mark("compare")
-            _ = try objects.commit()
+            if bases == nil { _ = try objects.commit() }
         }
         timings.mark("commit")
         // A writer killed mid-write (a sync's batch, an agent) left a temporary file; the next

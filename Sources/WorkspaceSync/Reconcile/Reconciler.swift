@@ -288,9 +288,17 @@ public final class Reconciler {
     private func flush(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
         if options.dryRun { return }
         var timings = SyncTimings("reconciler flush")
+        // Both sides install at once: a peer over the protocol gets its flush request first and
+        // works on it in its own process; a second folder flushes on a thread of its own.
+        let peer = b.endpoint
+        try peer.beginFlush()
+        let peerFlush = peer.remote == nil ? BackgroundWork { try peer.flush() } : nil
+        let hereFlush = Result { try a.endpoint.flush() }
+        // Both are finished before either's failure goes up.
+        let peerFlushed = Result { try peerFlush?.wait() ?? peer.flush() }
         for targetIsA in [true, false] {
             let pending = targetIsA ? a.pending : b.pending
-            let results = try (targetIsA ? a : b).endpoint.flush()
+            let results = try targetIsA ? hereFlush.get() : peerFlushed.get()
             timings.mark("\(targetIsA ? "here" : "peer") endpoint flush \(pending.count)")
             if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
             let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)

@@ -140,6 +140,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
         try connect()
+        // A flush begun and not collected is answered first (its results were not wanted).
+        _ = try collectBegunFlush()
         roundTrips += 1
         try drain()
         try codec.write(request, to: toPeer.fileDescriptor)
@@ -151,6 +153,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
         try connect()
+        _ = try collectBegunFlush()
         try codec.write(request, to: toPeer.fileDescriptor)
         inFlight.append((request.op, request.path))
         if inFlight.count >= Self.maximumInFlight { try drain() }
@@ -457,8 +460,27 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         try post(request)
     }
 
+    /// Whether a `flush` request was sent (`beginFlush`) and its answer not read yet.
+    private var flushBegun = false
+
+    public func beginFlush() throws {
+        guard !flushBegun else { return }
+        try connect()
+        try codec.write(SyncProtocol.Request(op: "flush"), to: toPeer.fileDescriptor)
+        flushBegun = true
+    }
+
+    /// The answer to a begun flush: after those of the requests posted before it.
+    private func collectBegunFlush() throws -> SyncProtocol.Response? {
+        guard flushBegun else { return nil }
+        flushBegun = false
+        roundTrips += 1
+        try drain()
+        return try receive(op: "flush", path: nil)
+    }
+
     public func flush() throws -> [String: SyncIndex.Entry?] {
-        let response = try send(SyncProtocol.Request(op: "flush"))
+        let response = try collectBegunFlush() ?? send(SyncProtocol.Request(op: "flush"))
         var results: [String: SyncIndex.Entry?] = [:]
         for path in response.changed ?? [] { results[path] = .some(nil) }
         for entry in response.entries ?? [] { results[entry.path] = entry }

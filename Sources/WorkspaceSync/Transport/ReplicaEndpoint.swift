@@ -39,6 +39,10 @@ public protocol ReplicaEndpoint: AnyObject {
     /// flush. Per staged path: its new entry (a tombstone for a removal), or nil when the file
     /// had changed (left alone).
     func flush() throws -> [String: SyncIndex.Entry?]
+    /// Starts `flush` where it runs elsewhere — a peer over the protocol gets the request now
+    /// and works on it while this side flushes its own — and `flush` then collects the result.
+    /// Nothing else may be asked of the endpoint in between.
+    func beginFlush() throws
     /// Failures of requests that were sent without waiting for their answer (a peer over a
     /// pipe: `record`, `setBase`, `stage`, …), by path; each is reported once.
     func takeDeferredFailures() throws -> [(path: String, error: EndpointError)]
@@ -67,6 +71,7 @@ public protocol ReplicaEndpoint: AnyObject {
 extension ReplicaEndpoint {
     public func refreshMap() throws -> EntryMap { EntryMap(try refresh()) }
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
+    public func beginFlush() throws {}
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
     public var indexTransfer: IndexTransfer? { nil }
@@ -192,7 +197,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
     /// The refreshed index and the sequence it is complete up to (what a client over the
     /// protocol is told it has seen).
     public func refreshSnapshot() throws -> SyncIndex.Snapshot {
-        let snapshot = try index.refreshed()
+        // The new versions it keeps as merge bases are stored by this sync's first flush, which
+        // comes before any base row names them (and while the peer flushes too).
+        let snapshot = try index.refreshed(storingBasesIn: batch)
         refreshedSequence = snapshot.sequence
         return snapshot
     }
@@ -271,7 +278,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
         try index.setBase(peer: peer, path: path, hash: hash, vector: vector)
         bases[peer]?[path] = hash
-        if let content, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(content) }
+        guard index.mergeRules.kind(of: path) != .binary else { return }
+        if let content {
+            try batch.storeObject(content)
+        } else if let wanted = ContentHash(hex: hash), !workspace.objects.contains(wanted),
+                  let bytes = try? workspace.read(path), ContentHash(of: bytes) == wanted {
+            // The refresh that found this version keeps it through the sync's flush; a dry run,
+            // or a sync cut short before its flush, dropped it. Kept now while the file has it.
+            try batch.storeObject(bytes, hash: wanted)
+        }
     }
 
     public func loadObject(_ hash: String) throws -> [UInt8]? {
