@@ -58,6 +58,18 @@ struct WriteBatchTests {
         #expect(try waitUntilEmpty(trash), "leftovers stayed in \(trash)")
     }
 
+    /// A folder that took a file's place just before the file went to the trash stays where
+    /// it is, with what is in it: the trash refuses it as `unlink` would.
+    @Test func aFolderInTheFilesPlaceIsNotTakenToTheTrash() throws {
+        try fixture.put("notes/inside/keep.md", "a person's file\n")
+        let result = Trash.discard(fixture.absolute("notes/inside"), into: workspace.layout.trash)
+        guard case .failure(.isDirectory) = result else {
+            Issue.record("expected .isDirectory, got \(result)")
+            return
+        }
+        #expect(fixture.contents("notes/inside/keep.md") == "a person's file\n")
+    }
+
     private func waitUntilEmpty(_ folder: String) throws -> Bool {
         for _ in 0..<500 {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []

@@ -20,7 +20,9 @@ enum Trash {
     static let moved = Mutex(0)
 
     /// Moves `file` into `folder` (made if missing) under a fresh name; unlinks it where that
-    /// is not possible (another file system). The file is gone from its path either way.
+    /// is not possible (another file system). The file is gone from its path either way. A
+    /// folder put at the path meanwhile is not taken: it is moved back and `.isDirectory`
+    /// returned, as `unlink` would have refused it.
     static func discard(_ file: String, into folder: String) -> Result<Void, Errno> {
         let name = folder + "/" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         var result = Syscall.rename(file, name)
@@ -30,6 +32,10 @@ enum Trash {
         }
         switch result {
         case .success:
+            if case .success(let info) = Syscall.lstat(name), info.st_mode & S_IFMT == S_IFDIR {
+                _ = Syscall.renameNoReplace(name, file)
+                return .failure(.isDirectory)
+            }
             state.withLock { _ = $0.dirty.insert(folder) }
             moved.withLock { $0 += 1 }
             return .success(())
