@@ -325,4 +325,17 @@ struct IndexChangesTests {
         #expect(results["notes/second.md"]??.hash == ContentHash(of: Array("second\n".utf8)).hex)
         #expect(b.read("notes/second.md") == "second\n")
     }
+
+    /// Empty files travel both ways over the protocol (a content of no bytes is still a content).
+    @Test func emptyFilesTravelBothWaysOverTheProtocol() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        try a.write("notes/empty-here.md", "")
+        try b.write("desk/empty-there.txt", "")
+        try b.write("desk/full.txt", "not empty\n")
+        let summary = try syncOverProtocol(a, b)
+        #expect(summary.copied == 3 && summary.skipped.isEmpty && summary.refused.isEmpty, "\(summary)")
+        #expect(a.read("desk/empty-there.txt") == "" && b.read("notes/empty-here.md") == "")
+        #expect(a.tree() == b.tree())
+    }
 }

@@ -24,6 +24,20 @@ struct SyncCodecTests {
         #expect(decoded.content.map(Array.init) == Self.awkward)
     }
 
+    /// An empty file is a content of length 0: it has no bytes after the JSON, and still
+    /// decodes (as an empty content, not a missing one).
+    @Test func anEmptyFilesContentRoundTrips() throws {
+        let codec = SyncProtocol.Codec()
+        var request = SyncProtocol.Request(op: "stage")
+        request.path = "notes/empty.md"
+        request.content = Data()
+        let decoded = try codec.decode(SyncProtocol.Request.self, from: try codec.encode(request))
+        #expect(decoded.content == Data())
+        var response = SyncProtocol.Response(ok: true)
+        response.contents = [SyncProtocol.ReadResult(content: Data()), SyncProtocol.ReadResult(content: Data())]
+        #expect(try codec.decode(SyncProtocol.Response.self, from: try codec.encode(response)).contents?.map(\.content) == [Data(), Data()])
+    }
+
     @Test func manyContentsInOneAnswerComeBackInOrder() throws {
         let codec = SyncProtocol.Codec()
         var response = SyncProtocol.Response(ok: true)
