@@ -25,6 +25,53 @@ struct LockTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.absolute("Journal/user/today.md")))
     }
 
+    /// A lock file this version makes holds its label, intent and last-installed records in
+    /// one block of the file system (1,152 bytes), even for a path too long for its label slot.
+    @Test func aLockFileFitsInOneBlockWithItsRecords() throws {
+        let long = "notes/" + (0..<24).map { "très-long-folder-\($0)/" }.joined() + "file.md"
+        for path in ["context.md", long] {
+            try fixture.workspace.write(path, string: "one\n")
+            try fixture.workspace.write(path, string: "two\n")
+            let file = fixture.workspace.lockFile(key: Workspace.lockKey(path))
+            let info = try FileManager.default.attributesOfItem(atPath: file)
+            #expect((info[.size] as? Int ?? .max) <= CoordinatedLock.Layout.compactSize, "\(path)")
+            // The label is the path (cut at a character when it is long), for people.
+            let text = try #require(String(data: try Data(contentsOf: URL(fileURLWithPath: file)), encoding: .utf8))
+            let label = String(text.prefix { $0 != "\n" })
+            #expect(path.hasPrefix(label) && label.utf8.count < 512 && label.count > 100 || label == path, "\(label)")
+            // Relay's own write is recognised as such (the last-installed record is read back).
+            let stamp = try #require(fixture.workspace.stamp(ofFileAt: path))
+            #expect(fixture.workspace.isOwnQuietWrite(path, stamp: stamp) == !fixture.workspace.writesTrigger)
+        }
+    }
+
+    /// A lock file an earlier version made (the intent record at 4,096, the last-installed
+    /// record at 4,608) keeps those places: a killed writer's leftover named there is removed by
+    /// the next writer, and the record of Relay's last write is read where it is.
+    @Test func aLockFileOfTheEarlierLayoutIsReadWhereItsRecordsAre() throws {
+        let workspace = fixture.workspace
+        try workspace.write("old.md", string: "1\n")
+        let file = workspace.lockFile(key: Workspace.lockKey("old.md"))
+        let leftoverName = WorkspaceLayout.temporaryPrefix + Workspace.lockKey("old.md") + "-0badc0de"
+        try "half\n".write(toFile: fixture.absolute(leftoverName), atomically: false, encoding: .utf8)
+        // The earlier layout, written by hand: label, intent at 4096, installed at 4608.
+        var bytes = Array("old.md\n".utf8)
+        bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
+        let intent = Array("T \(leftoverName)\n".utf8)
+        bytes += intent + [UInt8](repeating: 0, count: 512 - intent.count)
+        bytes += [UInt8](repeating: 0, count: 128)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(CoordinatedLock.Layout.of(size: bytes.count) == .legacy)
+        try workspace.write("old.md", string: "2\n")
+        #expect(!FileManager.default.fileExists(atPath: fixture.absolute(leftoverName)), "the leftover named at 4096 was not removed")
+        // The write's last-installed record went to 4608, where it is read back.
+        let stamp = try #require(workspace.stamp(ofFileAt: "old.md"))
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+        defer { try? handle.close() }
+        #expect(CoordinatedLock.installedRecord(fd: handle.fileDescriptor)?.stamp == stamp)
+        #expect((try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) == 4096 + 512 + 128)
+    }
+
     @Test func locksOfDifferentPathsDoNotBlockEachOther() throws {
         var impatient = fixture.workspace
         impatient.lockTimeout = .milliseconds(100)

@@ -11,19 +11,38 @@ import Glibc
 /// The lock file also carries a small intent record (which temporary file or append is in
 /// flight) so that the next holder can undo what a killed holder left half done.
 final class CoordinatedLock {
-    /// Bytes reserved at the start of the lock file for the human-readable label.
-    static let intentOffset = 4096
+    /// Where the records sit in a lock file: the label (the path, for people) first, then the
+    /// intent record, then the last-installed record. A lock file made by this version is
+    /// `compact` — 1,152 bytes, one block of the file system; one made by an earlier version is
+    /// larger and keeps its `legacy` places (4,096 and 4,608: two blocks, 80 MB of lock files
+    /// at 10,000 paths). Which one a file has is read from its size when it is opened.
+    struct Layout: Equatable {
+        let intent: Int
+        var installed: Int { intent + CoordinatedLock.intentLength }
+
+        static let compact = Layout(intent: 512)
+        static let legacy = Layout(intent: 4096)
+        /// The largest a compact lock file gets: the end of its last-installed record.
+        static let compactSize = 512 + CoordinatedLock.intentLength + CoordinatedLock.installedLength
+
+        /// The layout of a lock file of `size` bytes.
+        static func of(size: Int) -> Layout { size > compactSize ? .legacy : .compact }
+    }
+
     static let intentLength = 512
+    static let installedLength = 128
 
     let fd: CInt
     let lockFile: String
     let label: String
+    let layout: Layout
     private var held = true
 
-    private init(fd: CInt, lockFile: String, label: String) {
+    private init(fd: CInt, lockFile: String, label: String, layout: Layout) {
         self.fd = fd
         self.lockFile = lockFile
         self.label = label
+        self.layout = layout
     }
 
     deinit { release() }
@@ -33,13 +52,13 @@ final class CoordinatedLock {
     /// - parameter label: the workspace path the lock guards, for messages and `relay status`.
     /// - throws: `WorkspaceError.Code.lockTimeout` naming `label` when the wait runs out.
     static func acquire(lockFile: String, label: String, timeout: Duration) throws -> CoordinatedLock {
-        let fd = try openLockFile(lockFile, label: label)
+        let (fd, layout) = try openLockFile(lockFile, label: label)
         let deadline = Syscall.nowNanoseconds() + timeout.nanoseconds
         var pause: Int64 = 50_000  // 50 µs, doubling to 5 ms: short holds are the common case
         while true {
             switch Syscall.lockExclusive(fd, wait: false) {
             case .success:
-                return CoordinatedLock(fd: fd, lockFile: lockFile, label: label)
+                return CoordinatedLock(fd: fd, lockFile: lockFile, label: label, layout: layout)
             case .failure(.resourceTemporarilyUnavailable), .failure(.permissionDenied):
                 let now = Syscall.nowNanoseconds()
                 if now >= deadline {
@@ -62,9 +81,9 @@ final class CoordinatedLock {
 
     /// Takes the lock only if it is free now; nil when somebody holds it.
     static func tryAcquire(lockFile: String, label: String) throws -> CoordinatedLock? {
-        let fd = try openLockFile(lockFile, label: label)
+        let (fd, layout) = try openLockFile(lockFile, label: label)
         switch Syscall.lockExclusive(fd, wait: false) {
-        case .success: return CoordinatedLock(fd: fd, lockFile: lockFile, label: label)
+        case .success: return CoordinatedLock(fd: fd, lockFile: lockFile, label: label, layout: layout)
         case .failure(.resourceTemporarilyUnavailable), .failure(.permissionDenied):
             Syscall.close(fd)
             return nil
@@ -82,18 +101,22 @@ final class CoordinatedLock {
         return false
     }
 
-    private static func openLockFile(_ lockFile: String, label: String) throws -> CInt {
+    private static func openLockFile(_ lockFile: String, label: String) throws -> (CInt, Layout) {
         var result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
         if case .failure(.noSuchFileOrDirectory) = result {
             _ = Syscall.mkdir(Workspace.parentFolder(of: lockFile))
             result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
         }
         let fd = try result.orThrow("open lock file", path: lockFile)
-        // The label helps a person who looks in .relay/locks/; written once, never locked for.
-        if case .success(let info) = Syscall.fstat(fd), info.st_size == 0 {
-            _ = Syscall.pwriteAll(fd, Array((label + "\n").utf8), offset: 0)
+        // The label helps a person who looks in .relay/locks/; written once, never locked for,
+        // cut (at a character) to the room before the intent record.
+        guard case .success(let info) = Syscall.fstat(fd) else { return (fd, .compact) }
+        if info.st_size == 0 {
+            var text = Substring(label)
+            while text.utf8.count > Layout.compact.intent - 1 { text = text.dropLast() }
+            _ = Syscall.pwriteAll(fd, Array((text + "\n").utf8), offset: 0)
         }
-        return fd
+        return (fd, Layout.of(size: Int(info.st_size)))
     }
 
     func release() {
@@ -136,32 +159,34 @@ final class CoordinatedLock {
         var bytes = Array(intent.encoded.utf8)
         precondition(bytes.count < Self.intentLength, "intent record too long")
         bytes += [UInt8](repeating: 0, count: Self.intentLength - bytes.count)
-        try Syscall.pwriteAll(fd, bytes, offset: Self.intentOffset).orThrow("write lock intent", path: lockFile)
+        try Syscall.pwriteAll(fd, bytes, offset: layout.intent).orThrow("write lock intent", path: lockFile)
         if durable { try Syscall.fsync(fd).orThrow("fsync", path: lockFile) }
     }
 
     // MARK: Last installed version
-
-    /// Where the identity of the version Relay last put at the path is kept.
-    static var installedOffset: Int { intentOffset + intentLength }
 
     /// Remembers the file Relay just put in place (inode, size, mtime) and whether it should
     /// start triggers. Relay's own writes are never half done, so an update need not wait for
     /// them to settle, and the watcher can tell them from a person's.
     func recordInstalled(_ identity: FileIdentity, triggers: Bool) {
         var bytes = Array("I \(identity.inode) \(identity.size) \(identity.modifiedNanoseconds) \(triggers ? "T" : "Q")\n".utf8)
-        bytes += [UInt8](repeating: 0, count: max(0, 128 - bytes.count))
-        _ = Syscall.pwriteAll(fd, bytes, offset: Self.installedOffset)
+        bytes += [UInt8](repeating: 0, count: max(0, Self.installedLength - bytes.count))
+        _ = Syscall.pwriteAll(fd, bytes, offset: layout.installed)
     }
 
     /// Whether `identity` is the file Relay last put in place.
     func isLastInstalled(_ identity: FileIdentity) -> Bool {
-        Self.installedRecord(fd: fd)?.stamp == FileStamp(identity)
+        Self.installedRecord(fd: fd, layout: layout)?.stamp == FileStamp(identity)
     }
 
     /// The last-installed record of a lock file, read without taking the lock.
     static func installedRecord(fd: CInt) -> (stamp: FileStamp, triggers: Bool)? {
-        guard case .success(let bytes) = Syscall.pread(fd, count: 128, offset: installedOffset) else { return nil }
+        guard case .success(let info) = Syscall.fstat(fd) else { return nil }
+        return installedRecord(fd: fd, layout: Layout.of(size: Int(info.st_size)))
+    }
+
+    private static func installedRecord(fd: CInt, layout: Layout) -> (stamp: FileStamp, triggers: Bool)? {
+        guard case .success(let bytes) = Syscall.pread(fd, count: installedLength, offset: layout.installed) else { return nil }
         let fields = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self).split(separator: " ")
         guard fields.count == 5, fields[0] == "I", let inode = UInt64(fields[1]), let size = Int(fields[2]),
               let modified = Int64(fields[3]) else { return nil }
@@ -169,12 +194,12 @@ final class CoordinatedLock {
     }
 
     func clearIntent() {
-        _ = Syscall.pwriteAll(fd, [UInt8](repeating: 0, count: Self.intentLength), offset: Self.intentOffset)
+        _ = Syscall.pwriteAll(fd, [UInt8](repeating: 0, count: Self.intentLength), offset: layout.intent)
     }
 
     /// The record a previous holder left, if it died before clearing it.
     func pendingIntent() -> Intent? {
-        guard case .success(let bytes) = Syscall.pread(fd, count: Self.intentLength, offset: Self.intentOffset) else { return nil }
+        guard case .success(let bytes) = Syscall.pread(fd, count: Self.intentLength, offset: layout.intent) else { return nil }
         let text = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self)
         return text.isEmpty ? nil : Intent(encoded: text)
     }
