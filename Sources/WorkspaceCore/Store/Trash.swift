@@ -69,7 +69,7 @@ enum Trash {
 
     /// Unlinks everything in `folder` now.
     static func empty(_ folder: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        guard case .success(let names) = Syscall.listDirectory(folder) else { return }
         for name in names { _ = Syscall.unlink(folder + "/" + name) }
     }
 }

@@ -177,8 +177,7 @@ public enum SyncProtocol {
             let length = json.count
             var body = [UInt8]()
             body.reserveCapacity(4 + length + attachments.bytes.count)
-            body += [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
-                     UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+            body += lengthPrefix(length)
             body += json
             body += attachments.bytes
             return body
@@ -196,7 +195,7 @@ public enum SyncProtocol {
                 return try decoder.decode(type, from: Data(body))
             }
             guard body.count >= 4 else { throw EndpointError.transport("a message of \(body.count) bytes is too short") }
-            let length = Int(body[0]) << 24 | Int(body[1]) << 16 | Int(body[2]) << 8 | Int(body[3])
+            let length = prefixedLength(body.prefix(4))
             guard length <= body.count - 4 else {
                 throw EndpointError.transport("a message says its JSON is \(length) bytes long, but only \(body.count - 4) follow")
             }
@@ -219,10 +218,21 @@ public enum SyncProtocol {
         }
     }
 
+    /// The 4 big-endian bytes that give a length: a frame's, or a message's JSON's.
+    static func lengthPrefix(_ length: Int) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+         UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+    }
+
+    /// The length in 4 big-endian bytes (`lengthPrefix`).
+    static func prefixedLength<C: Collection>(_ bytes: C) -> Int where C.Element == UInt8 {
+        bytes.reduce(0) { ($0 << 8) | Int($1) }
+    }
+
     /// Reads one frame; nil at a clean end of input.
     public static func readFrame(_ fd: Int32) throws -> [UInt8]? {
         guard let header = try readExactly(fd, 4) else { return nil }
-        let length = header.reduce(0) { ($0 << 8) | Int($1) }
+        let length = prefixedLength(header)
         guard length <= maximumFrame else { throw EndpointError.transport("the peer sent a frame of \(length) bytes (the limit is \(maximumFrame)); is it a Relay peer?") }
         guard let body = try readExactly(fd, length) else { throw EndpointError.transport("the peer closed the connection in the middle of a message") }
         return body
@@ -230,8 +240,7 @@ public enum SyncProtocol {
 
     public static func writeFrame(_ fd: Int32, _ payload: [UInt8]) throws {
         let length = payload.count
-        var bytes = [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
-                     UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        var bytes = lengthPrefix(length)
         bytes.append(contentsOf: payload)
         var offset = 0
         while offset < bytes.count {
