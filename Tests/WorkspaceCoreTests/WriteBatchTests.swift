@@ -154,4 +154,97 @@ struct WriteBatchTests {
         // The locks were released: a plain write of each path goes through.
         try workspace.write("old/a.md", string: "back\n")
     }
+
+    // MARK: Files checked by the stamp a fresh index vouches for
+
+    /// Rewrites `path` in place with `content` of the same size and puts its modification
+    /// time back: a change the stamp cannot see (as `touch -d` after an edit would make).
+    private func changeBehindItsStamp(_ path: String, to content: String) throws {
+        let absolute = fixture.absolute(path)
+        var before = stat()
+        #expect(lstat(absolute, &before) == 0)
+        #expect(Int(before.st_size) == content.utf8.count)
+        let fd = open(absolute, O_WRONLY)
+        #expect(fd >= 0)
+        _ = content.withCString { write(fd, $0, content.utf8.count) }
+        var times = [before.st_atim, before.st_mtim]
+        #expect(futimens(fd, &times) == 0)
+        close(fd)
+    }
+
+    /// The proof that the check reads nothing: a change hidden from the stamp goes unseen,
+    /// exactly as the index refresh's own fast check (and Unison's and git's) would miss it,
+    /// and the file is replaced as the version the caller expected. The store had that version,
+    /// so it is not lost whatever the file held.
+    @Test func aFileWithTheStampTheCallerVouchedForIsTakenAsExpectedWithoutBeingRead() throws {
+        try fixture.put("notes/a.md", "seen by the index\n")
+        try fixture.put("notes/gone.md", "seen by the index\n")
+        try workspace.objects.store(Array("seen by the index\n".utf8))
+        let expected = ContentHash(of: "seen by the index\n")
+        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
+        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        try changeBehindItsStamp("notes/a.md", to: "HIDDEN from stamp\n")
+        try changeBehindItsStamp("notes/gone.md", to: "HIDDEN from stamp\n")
+        #expect(workspace.stamp(ofFileAt: "notes/a.md") == stampA)
+
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
+        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
+        let outcomes = try batch.commit()
+        #expect(outcomes.first { $0.path == "notes/a.md" }?.result?.replaced == expected, "not read: taken as expected")
+        #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == true)
+        #expect(fixture.contents("notes/a.md") == "from the peer\n" && fixture.contents("notes/gone.md") == nil)
+        #expect(try workspace.history("notes/a.md").last?.replaced == expected)
+        #expect(try workspace.objects.load(expected) == Array("seen by the index\n".utf8), "the store's copy is intact")
+        #expect(fixture.temporaries().isEmpty)
+    }
+
+    /// The same hidden change, with a stamp vouched for but the version missing from the
+    /// store: the file is read, is not what was expected, and is left alone — a file
+    /// displaced unread is never the only copy of a version.
+    @Test func aVouchedStampIsNotEnoughWhenTheStoreLacksTheVersionSoTheFileIsReadAndAChangeKept() throws {
+        try fixture.put("notes/a.md", "seen by the index\n")
+        try fixture.put("notes/gone.md", "seen by the index\n")
+        let expected = ContentHash(of: "seen by the index\n")
+        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
+        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        try changeBehindItsStamp("notes/a.md", to: "HIDDEN from stamp\n")
+        try changeBehindItsStamp("notes/gone.md", to: "HIDDEN from stamp\n")
+
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
+        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
+        let outcomes = try batch.commit()
+        #expect(outcomes.first { $0.path == "notes/a.md" }?.result == nil)
+        #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == false)
+        #expect(fixture.contents("notes/a.md") == "HIDDEN from stamp\n")
+        #expect(fixture.contents("notes/gone.md") == "HIDDEN from stamp\n")
+        #expect(fixture.temporaries().isEmpty)
+    }
+
+    /// A person's save after the stamp was taken moves it (the index vouches only for stamps
+    /// older than the timestamp tick, so the save lands in a later one): read, seen, kept.
+    @Test func aSaveAfterTheVouchedStampIsSeenAndLeftAloneEvenAtTheSameSize() throws {
+        try fixture.put("notes/a.md", "seen by the index\n")
+        try fixture.put("notes/gone.md", "seen by the index\n")
+        try workspace.objects.store(Array("seen by the index\n".utf8))
+        let expected = ContentHash(of: "seen by the index\n")
+        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
+        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        usleep(30_000)
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
+        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
+        // In place, the same size: only the modification time tells.
+        for path in ["notes/a.md", "notes/gone.md"] {
+            let handle = try #require(FileHandle(forWritingAtPath: fixture.absolute(path)))
+            try handle.write(contentsOf: Data("a person's edit!!\n".utf8))
+            try handle.close()
+        }
+        let outcomes = try batch.commit()
+        #expect(outcomes.first { $0.path == "notes/a.md" }?.result == nil)
+        #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == false)
+        #expect(fixture.contents("notes/a.md") == "a person's edit!!\n")
+        #expect(fixture.contents("notes/gone.md") == "a person's edit!!\n")
+    }
 }

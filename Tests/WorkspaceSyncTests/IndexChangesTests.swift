@@ -227,6 +227,27 @@ struct IndexChangesTests {
         #expect(try index.changes(since: first).entries.map(\.path) == ["a.md"])
     }
 
+    /// A write batch checks a file by the stamp the index vouches for instead of reading it:
+    /// only a live row of that content, whose stamp was read after its timestamp tick ended.
+    @Test func theIndexVouchesOnlyForALiveStampOfThatContentReadAfterItsTimestampTick() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop")
+        let index = try SyncIndex(workspace: a.workspace)
+        try a.write("a.md", "one\n")
+        try index.refresh()
+        let hash = ContentHash(of: "one\n").hex
+        #expect(try index.vouchedStamp("a.md", hash: hash) == nil, "modified within the racy window of the scan")
+        usleep(30_000)
+        try index.refresh()
+        let stamp = try #require(try index.vouchedStamp("a.md", hash: hash), "scanned again once the tick was over")
+        #expect(stamp == a.workspace.stamp(ofFileAt: "a.md"))
+        #expect(try index.vouchedStamp("a.md", hash: ContentHash(of: "two\n").hex) == nil, "another content")
+        #expect(try index.vouchedStamp("b.md", hash: hash) == nil, "no row")
+        unlink(a.root + "/a.md")
+        try index.refresh()
+        #expect(try index.vouchedStamp("a.md", hash: hash) == nil, "a tombstone")
+    }
+
     @Test func anIndexClosedAfterWritingLeavesItsLogAndReopensWithEveryRow() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let a = try Replica(base, "laptop")

@@ -151,18 +151,52 @@ extension Workspace {
         }
     }
 
+    /// A version a write displaced, as `archive` keeps and records it: read whole, or known by
+    /// its stamp (`WriteBatch`: a file whose stamp a fresh index vouches for is not read).
+    struct ReplacedVersion {
+        var identity: FileIdentity
+        var hash: ContentHash
+        /// The content, when it was read (always, unless the displaced file is `.file`).
+        var bytes: [UInt8]?
+        var size: Int { identity.size }
+
+        init(_ snapshot: FileSnapshot) {
+            identity = snapshot.identity
+            hash = snapshot.hash
+            bytes = snapshot.bytes
+        }
+
+        init(identity: FileIdentity, hash: ContentHash) {
+            self.identity = identity
+            self.hash = hash
+        }
+    }
+
     /// Keeps a displaced version in the object store and records the replacement in the
     /// path's history; removes the displaced file. Clears the lock's intent record.
     func archive(_ displaced: Displaced?, snapshot: FileSnapshot?, installed: Temporary, path: ResolvedPath,
                  operation: String, lock: CoordinatedLock) throws {
+        try archive(displaced, replaced: snapshot.map(ReplacedVersion.init), installed: installed, path: path,
+                    operation: operation, lock: lock)
+    }
+
+    /// `archive` of a version known by its hash and stamp, or read whole.
+    func archive(_ displaced: Displaced?, replaced: ReplacedVersion?, installed: Temporary, path: ResolvedPath,
+                 operation: String, lock: CoordinatedLock) throws {
         var stored = false
-        if let snapshot {
-            if snapshot.bytes.count <= maximumArchivedSize {
+        if let replaced {
+            if replaced.size <= maximumArchivedSize {
                 switch displaced {
-                case .file(let absolute): try objects.adopt(absolute, hash: snapshot.hash)
-                default: try objects.store(snapshot.bytes)
+                case .file(let absolute):
+                    try objects.adopt(absolute, hash: replaced.hash)
+                    stored = true
+                default:
+                    // Not a file any more (a plain rename): its bytes were read before it went.
+                    if let bytes = replaced.bytes {
+                        try objects.store(bytes)
+                        stored = true
+                    }
                 }
-                stored = true
             } else if case .file(let absolute) = displaced {
                 _ = Trash.discard(absolute, into: layout.trash)
             }
@@ -171,7 +205,7 @@ extension Workspace {
         lock.recordInstalled(installed.identity, triggers: writesTrigger)
         let record = VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: path.relative, operation: operation,
-            replaced: snapshot?.hash, replacedSize: snapshot?.bytes.count, replacedStored: stored,
+            replaced: replaced?.hash, replacedSize: replaced?.size, replacedStored: stored,
             installed: installed.hash, installedSize: installed.size)
         try appendHistory(record, key: Self.lockKey(path.relative))
     }

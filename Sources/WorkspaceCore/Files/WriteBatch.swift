@@ -38,6 +38,9 @@ public final class WriteBatch {
         var lock: CoordinatedLock
         var temporary: Workspace.Temporary
         var expected: ContentHash?
+        /// The stamp the file had when it was `expected`, vouched for by the caller: a file
+        /// that still has it is not read again to be checked.
+        var knownStamp: FileStamp?
         var checked: Bool
     }
 
@@ -45,12 +48,13 @@ public final class WriteBatch {
         var target: ResolvedPath
         var lock: CoordinatedLock
         var expected: ContentHash
+        var knownStamp: FileStamp?
     }
 
     private struct Installed {
         var staged: Staged
         var displaced: Workspace.Displaced?
-        var previous: FileSnapshot?
+        var previous: Workspace.ReplacedVersion?
     }
 
     /// The workspace with per-file fsyncs off: the batch flushes the file system instead.
@@ -81,14 +85,22 @@ public final class WriteBatch {
     /// puts it in place if the file is then still `expected` (nil: no file), or in any case
     /// when `overwrite`.
     ///
+    /// - parameter knownStamp: the stamp the file had when its content was `expected`, from a
+    ///   scan that can vouch for it (an index refresh, whose stamp was not racy). A file that
+    ///   still has exactly this stamp (inode, size, modification time) at `commit` is taken to
+    ///   be `expected` without being read — the fast check of the refresh itself, and of Unison
+    ///   and git — and its displaced version goes to the store unread. Any other file is read
+    ///   and hashed.
     /// - throws: `WorkspaceError` for a refused path, a lock timeout, or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
-    public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, overwrite: Bool = false) throws {
+    public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, knownStamp: FileStamp? = nil,
+                      overwrite: Bool = false) throws {
         try holding(path) { target, lock in
             try quick.createParentFolders(of: target)
             let permissions = try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions
             let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
-            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected, checked: !overwrite))
+            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
+                                 knownStamp: expected == nil ? nil : knownStamp, checked: !overwrite))
             stagedBytes += bytes.count
         }
     }
@@ -119,9 +131,11 @@ public final class WriteBatch {
     /// flush (a delete is a replacement by nothing); the unlinks are made durable by the
     /// second, with one history line per file.
     ///
+    /// `knownStamp` is as for `stage`: a file that still has it is not read to be checked.
+    ///
     /// - throws: `WorkspaceError` for a refused path, a lock timeout or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
-    public func stageRemoval(_ path: String, expected: ContentHash) throws {
+    public func stageRemoval(_ path: String, expected: ContentHash, knownStamp: FileStamp? = nil) throws {
         try holding(path) { target, lock in
             // Usually the store has it already (a merge base, or the version sync installed).
             if !objectHashes.contains(expected), !quick.objects.contains(expected),
@@ -129,7 +143,7 @@ public final class WriteBatch {
                snapshot.hash == expected, snapshot.bytes.count <= quick.maximumArchivedSize {
                 try storeObject(snapshot.bytes)
             }
-            removals.append(Removal(target: target, lock: lock, expected: expected))
+            removals.append(Removal(target: target, lock: lock, expected: expected, knownStamp: knownStamp))
         }
     }
 
@@ -175,14 +189,14 @@ public final class WriteBatch {
         var installed: [Installed] = []
         for item in items {
             let target = item.target
-            let current = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+            let current = try presentVersion(target, expected: item.expected, knownStamp: item.knownStamp)
             if item.checked && current?.hash != item.expected {
                 discard(item)
                 outcomes.append(Outcome(path: target.relative, result: nil, stamp: nil))
                 continue
             }
             let displaced = try quick.install(item.temporary, at: target, sync: false)
-            let previous = try quick.read(displaced, path: target)
+            let previous = try displacedVersion(displaced, checked: current, item)
             if item.checked && previous?.hash != item.expected {
                 // A save landed between the check and the swap: hand it straight back.
                 if case .file(let theirs) = displaced, case .success = Syscall.exchange(theirs, target.absolute) {
@@ -226,7 +240,7 @@ public final class WriteBatch {
 
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
             let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
-            try quick.archive(item.displaced, snapshot: item.previous, installed: item.staged.temporary, path: item.staged.target,
+            try quick.archive(item.displaced, replaced: item.previous, installed: item.staged.temporary, path: item.staged.target,
                               operation: expectedMatched ? operation : operation + "-interrupted", lock: item.staged.lock)
             let temporary = item.staged.temporary
             outcomes.append(Outcome(
@@ -246,21 +260,46 @@ public final class WriteBatch {
         return outcomes
     }
 
+    /// What the file to be replaced holds now: known by its stamp when the caller vouched for
+    /// it, it still has it and the store has that version (so the file, displaced unread, is
+    /// never the only copy of it); read and hashed otherwise.
+    private func presentVersion(_ target: ResolvedPath, expected: ContentHash?, knownStamp: FileStamp?) throws -> Workspace.ReplacedVersion? {
+        if let known = knownStamp, let expected,
+           let identity = try FileSnapshot.identity(target.absolute, displayPath: target.relative),
+           FileKind(identity.mode) == .regular, FileStamp(identity) == known, quick.objects.contains(expected) {
+            return Workspace.ReplacedVersion(identity: identity, hash: expected)
+        }
+        return try FileSnapshot.read(target.absolute, displayPath: target.relative).map(Workspace.ReplacedVersion.init)
+    }
+
+    /// What the swap displaced. When the checked version was known by its stamp and the
+    /// displaced file is that very file, unchanged (same inode, size and modification time:
+    /// a write into it in between would have moved them), it is that version, unread.
+    private func displacedVersion(_ displaced: Workspace.Displaced?, checked: Workspace.ReplacedVersion?,
+                                  _ item: Staged) throws -> Workspace.ReplacedVersion? {
+        if let checked, checked.bytes == nil, case .file(let absolute) = displaced,
+           let now = try FileSnapshot.identity(absolute, displayPath: item.target.relative),
+           FileKind(now.mode) == .regular, FileStamp(now) == FileStamp(checked.identity), now.device == checked.identity.device {
+            return Workspace.ReplacedVersion(identity: now, hash: checked.hash)
+        }
+        return try quick.read(displaced, path: item.target).map(Workspace.ReplacedVersion.init)
+    }
+
     /// One staged removal: the check, the unlink, the history line (the store has the content
     /// since the first flush, unless it was too large to keep or was not what was expected).
     private func remove(_ removal: Removal) throws -> Outcome {
         let target = removal.target
-        guard let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative) else {
+        guard let current = try presentVersion(target, expected: removal.expected, knownStamp: removal.knownStamp) else {
             return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)
         }
-        guard snapshot.hash == removal.expected else {
+        guard current.hash == removal.expected else {
             return Outcome(path: target.relative, result: nil, stamp: nil, removed: false)
         }
-        let stored = quick.objects.contains(snapshot.hash)
+        let stored = quick.objects.contains(current.hash)
         try Trash.discard(target.absolute, into: quick.layout.trash).orThrow("delete", path: target.relative)
         let record = VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation + "-delete",
-            replaced: snapshot.hash, replacedSize: snapshot.bytes.count, replacedStored: stored,
+            replaced: current.hash, replacedSize: current.size, replacedStored: stored,
             installed: ContentHash(of: [UInt8]()), installedSize: 0)
         try quick.appendHistory(record, key: Workspace.lockKey(target.relative))
         return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)

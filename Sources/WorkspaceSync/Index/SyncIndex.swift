@@ -171,6 +171,15 @@ public final class SyncIndex {
             .rows([.text(path)], Self.entry).first
     }
 
+    /// The stamp of `path`'s live row when it vouches for the file holding `hash`: the scan
+    /// that read it came after the racy window of its modification time (the rule a refresh
+    /// trusts a stamp by). A write batch then checks the file by its stamp, without reading it.
+    public func vouchedStamp(_ path: String, hash: String) throws -> FileStamp? {
+        guard let entry = try entry(path), !entry.deleted, entry.hash == hash,
+              entry.stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < entry.scanned else { return nil }
+        return entry.stamp
+    }
+
     static let columns = "path, hash, inode, size, mtime, vector, deleted, scanned, seq"
 
     static func entry(_ row: SQLiteDatabase.Row) -> Entry {

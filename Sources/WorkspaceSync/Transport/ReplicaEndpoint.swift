@@ -144,7 +144,11 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
         try check(path)
-        try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, overwrite: false)
+        // The file is checked against its stamp in the index, fresh from this sync's refresh:
+        // the version it displaces is not read (on a disk whose cache went cold, the reads
+        // of the old versions were most of a receiving batch's install).
+        let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
+        try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
         // The copy is the next merge base: keep it, in the same flush.
         if index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes) }
         staged[path] = vector
@@ -153,7 +157,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         try check(path)
         guard let hash = ContentHash(hex: expected) else { throw EndpointError.transport("'\(expected)' is not a content hash") }
-        try batch.stageRemoval(path, expected: hash)
+        try batch.stageRemoval(path, expected: hash, knownStamp: try index.vouchedStamp(path, hash: expected))
         staged[path] = vector
         removing.insert(path)
     }
