@@ -7,7 +7,8 @@
 ///   replica-id       this replica's id (16 hex digits), made by `relay init`
 ///   locks/<key>      one lock file per coordinated path (key = SHA-256 of the relative path)
 ///   objects/ab/cd…   content-addressed store of displaced versions (SHA-256)
-///   history/<key>.jsonl   what replaced what, per path
+///   history/<key>.jsonl   what replaced what, per path (single writes)
+///   history/batches/      the same, one file per write batch (`HistoryLog`)
 ///   trash/           files no longer needed, unlinked later in the background (`Trash`)
 /// ```
 public struct WorkspaceLayout: Sendable {
@@ -22,6 +23,7 @@ public struct WorkspaceLayout: Sendable {
     public var locks: String { state + "/locks" }
     public var objects: String { state + "/objects" }
     public var history: String { state + "/history" }
+    public var historyBatches: String { history + "/batches" }
     public var trash: String { state + "/trash" }
     public var replicaIDFile: String { state + "/replica-id" }
     public var formatFile: String { state + "/format" }

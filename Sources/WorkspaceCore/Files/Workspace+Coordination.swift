@@ -183,6 +183,14 @@ extension Workspace {
     /// `archive` of a version known by its hash and stamp, or read whole.
     func archive(_ displaced: Displaced?, replaced: ReplacedVersion?, installed: Temporary, path: ResolvedPath,
                  operation: String, lock: CoordinatedLock) throws {
+        let record = try keep(displaced, replaced: replaced, installed: installed, path: path, operation: operation, lock: lock)
+        try appendHistory(record, key: Self.lockKey(path.relative))
+    }
+
+    /// `archive` but for the history line, which it returns (a write batch writes its lines
+    /// together: `HistoryLog`).
+    func keep(_ displaced: Displaced?, replaced: ReplacedVersion?, installed: Temporary, path: ResolvedPath,
+              operation: String, lock: CoordinatedLock) throws -> VersionRecord {
         var stored = false
         if let replaced {
             if replaced.size <= maximumArchivedSize {
@@ -203,11 +211,10 @@ extension Workspace {
         }
         lock.clearIntent()
         lock.recordInstalled(installed.identity, triggers: writesTrigger)
-        let record = VersionRecord(
+        return VersionRecord(
             timeNanoseconds: Syscall.nowNanoseconds(), path: path.relative, operation: operation,
             replaced: replaced?.hash, replacedSize: replaced?.size, replacedStored: stored,
             installed: installed.hash, installedSize: installed.size)
-        try appendHistory(record, key: Self.lockKey(path.relative))
     }
 }
 

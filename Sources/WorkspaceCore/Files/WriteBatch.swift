@@ -233,15 +233,17 @@ public final class WriteBatch {
         }
 
         timings.mark("quiet \(watched.count)")
+        // The history lines of the whole batch, written together below.
+        var records: [VersionRecord] = []
         for removal in removing {
-            outcomes.append(try remove(removal))
+            outcomes.append(try remove(removal, &records))
         }
         timings.mark("remove \(removing.count)")
 
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
             let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
-            try quick.archive(item.displaced, replaced: item.previous, installed: item.staged.temporary, path: item.staged.target,
-                              operation: expectedMatched ? operation : operation + "-interrupted", lock: item.staged.lock)
+            records.append(try quick.keep(item.displaced, replaced: item.previous, installed: item.staged.temporary, path: item.staged.target,
+                                          operation: expectedMatched ? operation : operation + "-interrupted", lock: item.staged.lock))
             let temporary = item.staged.temporary
             outcomes.append(Outcome(
                 path: item.staged.target.relative,
@@ -249,6 +251,7 @@ public final class WriteBatch {
                                               replaced: item.previous?.hash, attempts: 1),
                 stamp: FileStamp(temporary.identity)))
         }
+        try HistoryLog.write(records, in: quick.layout.historyBatches)
         timings.mark("archive")
         // The renames, folders, stored versions and history lines reach the disk before the
         // caller records anything about them.
@@ -257,6 +260,7 @@ public final class WriteBatch {
         // What the batch no longer needs (displaced versions the store had, deleted files) is
         // unlinked in the background, after the flushes it would have slowed.
         Trash.emptyLater(quick.layout.trash)
+        HistoryLog.compactLater(quick.layout.historyBatches)
         return outcomes
     }
 
@@ -287,7 +291,7 @@ public final class WriteBatch {
 
     /// One staged removal: the check, the unlink, the history line (the store has the content
     /// since the first flush, unless it was too large to keep or was not what was expected).
-    private func remove(_ removal: Removal) throws -> Outcome {
+    private func remove(_ removal: Removal, _ records: inout [VersionRecord]) throws -> Outcome {
         let target = removal.target
         guard let current = try presentVersion(target, expected: removal.expected, knownStamp: removal.knownStamp) else {
             return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)
@@ -301,7 +305,7 @@ public final class WriteBatch {
             timeNanoseconds: Syscall.nowNanoseconds(), path: target.relative, operation: operation + "-delete",
             replaced: current.hash, replacedSize: current.size, replacedStored: stored,
             installed: ContentHash(of: [UInt8]()), installedSize: 0)
-        try quick.appendHistory(record, key: Workspace.lockKey(target.relative))
+        records.append(record)
         return Outcome(path: target.relative, result: nil, stamp: nil, removed: true)
     }
 

@@ -6,9 +6,7 @@ extension Workspace {
 
     /// Appends one record to the path's history; the caller holds the path's lock.
     func appendHistory(_ record: VersionRecord, key: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var line = Array(try encoder.encode(record))
+        var line = Array(try HistoryLog.encoder().encode(record))
         line.append(10)
         let file = historyFile(key: key)
         var result = Syscall.open(file, O_WRONLY | O_APPEND | O_CREAT, mode: 0o644)
@@ -21,7 +19,8 @@ extension Workspace {
         try line.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write history", path: file) }
     }
 
-    /// Every replacement the engine made of `path`, oldest first.
+    /// Every replacement the engine made of `path`, oldest first: the lines of its own history
+    /// file (single writes) and of the batch files (`HistoryLog`) that name it.
     ///
     /// For example:
     /// ```swift
@@ -32,14 +31,21 @@ extension Workspace {
     public func history(_ path: String) throws -> [VersionRecord] {
         let resolved = try resolve(path)
         let file = historyFile(key: Self.lockKey(resolved.relative))
-        guard let snapshot = try FileSnapshot.read(file, displayPath: file) else { return [] }
         let decoder = JSONDecoder()
         var records: [VersionRecord] = []
-        for line in snapshot.bytes.split(separator: 10) where !line.isEmpty {
-            // A line cut short by a crash is skipped, not fatal: the objects are still stored.
-            if let record = try? decoder.decode(VersionRecord.self, from: Data(line)) { records.append(record) }
+        if let snapshot = try FileSnapshot.read(file, displayPath: file) {
+            for line in snapshot.bytes.split(separator: 10) where !line.isEmpty {
+                // A line cut short by a crash is skipped, not fatal: the objects are still stored.
+                if let record = try? decoder.decode(VersionRecord.self, from: Data(line)) { records.append(record) }
+            }
         }
-        return records
+        let batched = try HistoryLog.records(of: resolved.relative, in: layout.historyBatches)
+        guard !batched.isEmpty else { return records }
+        // Both are in time order each; merged, stably (a single write and a batch of the same
+        // nanosecond keep their files' order).
+        return (records + batched).enumerated()
+            .sorted { ($0.element.timeNanoseconds, $0.offset) < ($1.element.timeNanoseconds, $1.offset) }
+            .map(\.element)
     }
 
     /// Puts a stored version back at `path` (an atomic write, so the current content is itself
