@@ -5,4 +5,27 @@ import Glibc
 // A filter command (`relay fs update`) may close its input early, and a pager may close our
 // output: both should be an EPIPE we handle, not a silent death by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
+prepareFileDescriptors()
 exit(await CommandRunner.run(Array(CommandLine.arguments.dropFirst())))
+
+/// Raises the soft limit of open files to the hard one (at most 65,536), and sizes the file
+/// descriptor table for 2,048 descriptors now, while the process has a single thread.
+///
+/// A write batch holds one lock file open per staged path (up to 1,000, with the index, pipes
+/// and temporaries on top: past a default soft limit of 1,024). And the kernel grows the table
+/// of a process with several threads by waiting for an RCU grace period each time it doubles
+/// (64 → 128 → … → 2,048): measured here, ~10 ms a step, 22 ms of a 150-file change set's
+/// receiving side. Grown before any thread exists, it costs nothing (and 16 KiB).
+func prepareFileDescriptors() {
+    var limit = rlimit()
+    if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = min(limit.rlim_max, 65_536)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    let highest = CInt(min(limit.rlim_cur, 2_048)) - 1
+    let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    guard null >= 0 else { return }
+    if highest > null, dup2(null, highest) == highest { close(highest) }
+    close(null)
+}
