@@ -347,6 +347,51 @@ struct IndexChangesTests {
         #expect(b.read("notes/second.md") == "second\n")
     }
 
+    /// Copies pushed to the peer become its merge base with this replica in its own flush: no
+    /// `setBase` request travels for them, the rows are there (both sides), and a later edit
+    /// on each side merges from them. Copies pulled from the peer still send theirs.
+    @Test func pushedCopiesBecomeThePeersMergeBaseWithoutASetBaseRequestAndMergeLater() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        for i in 0..<5 { try a.write("notes/n\(i).md", "one\ntwo\nthree\n") }
+        try b.write("desk/pulled.md", "from the desktop\n")
+        let served = try ServedReplica(b)
+        let local = try LocalEndpoint(workspace: a.workspace)
+        let summary = try Reconciler(local: local, peer: served.endpoint).run()
+        let sent = served.endpoint.sent
+        served.close()
+        #expect(summary.copied == 6, "\(summary)")
+        #expect(sent["stage"] == 5 && sent["setBase"] == 1, "five pushed copies, and the one pulled copy's base: \(sent)")
+        let desktop = try SyncIndex(workspace: b.workspace), laptop = try SyncIndex(workspace: a.workspace)
+        let hash = ContentHash(of: "one\ntwo\nthree\n").hex
+        for i in 0..<5 {
+            #expect(try desktop.bases(peer: laptop.replica)["notes/n\(i).md"] == hash)
+            #expect(try laptop.bases(peer: desktop.replica)["notes/n\(i).md"] == hash)
+        }
+        #expect(try desktop.bases(peer: laptop.replica)["desk/pulled.md"] == ContentHash(of: "from the desktop\n").hex)
+        // Each side edits another line: merged from the base the flush recorded.
+        try a.write("notes/n0.md", "ONE\ntwo\nthree\n")
+        try b.write("notes/n0.md", "one\ntwo\nTHREE\n")
+        let merged = try syncOverProtocol(a, b)
+        #expect(merged.merged == 1 && merged.conflicts == 0, "\(merged)")
+        #expect(a.read("notes/n0.md") == "ONE\ntwo\nTHREE\n" && b.read("notes/n0.md") == "ONE\ntwo\nTHREE\n")
+    }
+
+    /// A sync that only pushes sends one flush: the one of the merge-base rows has nothing to
+    /// flush on the peer (which recorded its bases itself) and makes no round trip.
+    @Test func aSyncThatOnlyPushesFlushesThePeerOnce() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        for i in 0..<3 { try a.write("notes/n\(i).md", "note \(i)\n") }
+        let served = try ServedReplica(b)
+        let summary = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint).run()
+        let sent = served.endpoint.sent
+        served.close()
+        #expect(summary.copied == 3)
+        #expect(sent["flush"] == 1 && sent["setBase"] == nil, "\(sent)")
+        #expect(b.read("notes/n2.md") == "note 2\n")
+    }
+
     /// Empty files travel both ways over the protocol (a content of no bytes is still a content).
     @Test func emptyFilesTravelBothWaysOverTheProtocol() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }

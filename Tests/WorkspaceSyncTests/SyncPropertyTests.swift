@@ -125,8 +125,8 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
         try fuse.tick(); try inner.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
     }
-    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
-        try fuse.tick(); try inner.stage(path, bytes: bytes, expected: expected, vector: vector)
+    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+        try fuse.tick(); try inner.stage(path, bytes: bytes, expected: expected, vector: vector, basePeer: basePeer)
     }
     func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         try fuse.tick(); try inner.stageRemoval(path, expected: expected, vector: vector)

@@ -310,8 +310,12 @@ public final class Reconciler {
                 }
                 if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
                 if copy.removal { continue }
-                // The target stored the content at stage time and the source at refresh.
-                try setBases(copy.path, hash: copy.hash, vector: copy.vector, a, b, content: nil)
+                // The copy is now the pair's merge base: the target recorded it in its flush
+                // (`stage(basePeer:)`, which stored the content too); the source, which stored
+                // it at refresh, records it here.
+                let source = targetIsA ? b : a
+                try source.endpoint.setBase(peer: (targetIsA ? a : b).replica, path: copy.path, hash: copy.hash,
+                                            vector: copy.vector, content: nil)
             }
             timings.mark("\(targetIsA ? "here" : "peer") results and bases")
         }
@@ -382,7 +386,7 @@ public final class Reconciler {
         summary.bytes += bytes.count
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
-        try target.endpoint.stage(path, bytes: bytes, expected: expected, vector: entry.vector)
+        try target.endpoint.stage(path, bytes: bytes, expected: expected, vector: entry.vector, basePeer: source.replica)
         target.pending.append(PendingCopy(path: path, hash: entry.hash, vector: entry.vector, bytes: bytes.count))
         target.pendingBytes += bytes.count
     }

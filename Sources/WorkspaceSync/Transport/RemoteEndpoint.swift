@@ -139,6 +139,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        sentSinceFlush += 1
+        sent[request.op, default: 0] += 1
         try connect()
         // A flush begun and not collected is answered first (its results were not wanted).
         _ = try collectBegunFlush()
@@ -152,6 +154,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// round trip per path saved. Its failure comes back from `takeDeferredFailures`, or
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
+        sentSinceFlush += 1
+        sent[request.op, default: 0] += 1
         try connect()
         _ = try collectBegunFlush()
         try codec.write(request, to: toPeer.fileDescriptor)
@@ -443,12 +447,13 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return try send(request).content.map(Array.init)
     }
 
-    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
         var request = SyncProtocol.Request(op: "stage")
         request.path = path
         request.content = Data(bytes)
         request.expected = expected
         request.vector = vector
+        request.peer = basePeer
         try post(request)
     }
 
@@ -462,12 +467,20 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     /// Whether a `flush` request was sent (`beginFlush`) and its answer not read yet.
     private var flushBegun = false
+    /// Requests sent since the last flush: with none, there is nothing for a flush to install
+    /// or commit, and `flush` makes no round trip (a sync's flush of the merge-base rows, when
+    /// the peer recorded its own with its copies).
+    private var sentSinceFlush = 0
+    /// Requests sent, by operation (a begun flush too).
+    private(set) var sent: [String: Int] = [:]
 
     public func beginFlush() throws {
         guard !flushBegun else { return }
         try connect()
         try codec.write(SyncProtocol.Request(op: "flush"), to: toPeer.fileDescriptor)
+        sent["flush", default: 0] += 1
         flushBegun = true
+        sentSinceFlush = 0
     }
 
     /// The answer to a begun flush: after those of the requests posted before it.
@@ -480,7 +493,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     }
 
     public func flush() throws -> [String: SyncIndex.Entry?] {
+        if !flushBegun && sentSinceFlush == 0 && inFlight.isEmpty { return [:] }
         let response = try collectBegunFlush() ?? send(SyncProtocol.Request(op: "flush"))
+        sentSinceFlush = 0
         var results: [String: SyncIndex.Entry?] = [:]
         for path in response.changed ?? [] { results[path] = .some(nil) }
         for entry in response.entries ?? [] { results[entry.path] = entry }

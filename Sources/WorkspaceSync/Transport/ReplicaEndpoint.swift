@@ -30,8 +30,11 @@ public protocol ReplicaEndpoint: AnyObject {
     func loadObject(_ hash: String) throws -> [UInt8]?
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws
     /// Queues a copy that `flush` installs: written if the file's hash is then still `expected`
-    /// (nil: no file), recorded with `vector`. Nothing is in place before `flush`.
-    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws
+    /// (nil: no file), recorded with `vector`. Nothing is in place before `flush`. With
+    /// `basePeer` (the replica the copy comes from), `flush` also records the installed copy
+    /// as this replica's merge base with that peer — what `setBase` would, without a request
+    /// of its own.
+    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws
     /// Queues a deletion that `flush` makes: the file is removed if its hash is then still
     /// `expected`, and a tombstone recorded with `vector`.
     func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws
@@ -69,6 +72,9 @@ public protocol ReplicaEndpoint: AnyObject {
 }
 
 extension ReplicaEndpoint {
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
+        try stage(path, bytes: bytes, expected: expected, vector: vector, basePeer: nil)
+    }
     public func refreshMap() throws -> EntryMap { EntryMap(try refresh()) }
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
     public func beginFlush() throws {}
@@ -131,6 +137,8 @@ public final class LocalEndpoint: ReplicaEndpoint {
     private var batch: WriteBatch
     private var staged: [String: VersionVector] = [:]
     private var removing: Set<String> = []
+    /// The peer each staged copy becomes the merge base with (`stage(basePeer:)`).
+    private var stagedBases: [String: String] = [:]
 
     public init(workspace: Workspace) throws {
         var workspace = workspace
@@ -142,7 +150,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         batch = WriteBatch(workspace, operation: "sync")
     }
 
-    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
         try check(path)
         // The file is checked against its stamp in the index, fresh from this sync's refresh:
         // the version it displaces is not read (on a disk whose cache went cold, the reads
@@ -152,6 +160,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // The copy is the next merge base: keep it, in the same flush.
         if index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes) }
         staged[path] = vector
+        stagedBases[path] = basePeer
     }
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
@@ -164,9 +173,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     public func flush() throws -> [String: SyncIndex.Entry?] {
         var results: [String: SyncIndex.Entry?] = [:]
-        let vectors = staged, removals = removing
+        let vectors = staged, removals = removing, basePeers = stagedBases
         staged = [:]
         removing = []
+        stagedBases = [:]
         for outcome in try batch.commit() {
             if removals.contains(outcome.path) {
                 guard outcome.removed, let vector = vectors[outcome.path] else {
@@ -187,6 +197,11 @@ public final class LocalEndpoint: ReplicaEndpoint {
                                         deleted: false, scanned: SyncIndex.now())
             entry.sequence = try index.put(entry)
             results[outcome.path] = entry
+            // Its content went to the store when it was staged (for the kinds that merge).
+            if let peer = basePeers[outcome.path] {
+                try index.setBase(peer: peer, path: outcome.path, hash: entry.hash, vector: vector)
+                bases[peer]?[outcome.path] = entry.hash
+            }
         }
         try index.commitWrites()
         return results

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import WorkspaceCore
 
-/// The sync wire protocol, version 6: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 7: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of an ssh
 /// connection, as rsync, Unison and git do. A frame's body is a JSON message; a message that
 /// carries file contents has them raw after its JSON (see `Codec`). The client sends requests,
@@ -14,16 +14,19 @@ import WorkspaceCore
 /// sequence, a digest of the whole index to check the client's copy against, and the server's
 /// mark of its last clean sync with that client; or every row, `whole`, when the epoch differs
 /// or the sequence went backwards) → `readMany` / `read` the contents needed → `stage`,
-/// `stageRemoval`, `flush` … → `ack` with the sequence of the refresh (the answer: the rows
+/// `stageRemoval`, `flush` … (a `stage` names the client's replica: the server records the
+/// installed copy as its merge base with the client in the same flush) → `ack` with the sequence of the refresh (the answer: the rows
 /// written since, mostly by this sync, so the next one starts from there) → `setSyncMark`
 /// after a clean sync → `bye`.
 public enum SyncProtocol {
+    /// 7: a `stage` carries the `peer` whose merge base the copy becomes, recorded by the
+    /// server's flush (no `setBase` request per copy pushed);
     /// 6: file contents travel raw after the message's JSON instead of in base64 (`Codec`);
     /// 5: marks of clean syncs (`refresh` answers with the server's, `setSyncMark`), so a sync
     /// looks only at paths written since; 4: `readMany` (the contents of many files in one
     /// round trip); 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole
     /// index).
-    public static let version = 6
+    public static let version = 7
     /// The most a `readMany` asks for at once: files, and bytes by the index's sizes.
     public static let readManyFiles = 64
     public static let readManyBytes = 16 * 1024 * 1024
@@ -393,7 +396,7 @@ public enum SyncServer {
                                                   vector: try need(request.vector, "vector"))
         case "stage":
             try endpoint.stage(try need(request.path, "path"), bytes: Array(try need(request.content, "content")),
-                               expected: request.expected, vector: try need(request.vector, "vector"))
+                               expected: request.expected, vector: try need(request.vector, "vector"), basePeer: request.peer)
         case "flush":
             let results = try endpoint.flush()
             response.entries = results.values.compactMap { $0 }
