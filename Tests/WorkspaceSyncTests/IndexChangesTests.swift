@@ -174,10 +174,12 @@ struct IndexChangesTests {
         #expect(!migrated.epoch.isEmpty)
         #expect(try migrated.entries().count == Int(rowsBefore.first ?? 0), "every row is kept")
         #expect(try migrated.entries().values.allSatisfy { $0.sequence == 0 }, "old rows start below any sequence a peer saw")
+        #expect(try migrated.storedDigest() == SyncIndex.digest(try migrated.entries()), "the digest's sum is computed by the migration")
         let sequence = try migrated.sequence()
         #expect(try migrated.refresh() == 1)
         #expect(try #require(try migrated.entry("desk/d7.txt")).sequence > sequence)
         #expect(try migrated.changes(since: sequence).entries.map(\.path) == ["desk/d7.txt"])
+        #expect(try migrated.storedDigest() == SyncIndex.digest(try migrated.entries()), "and kept by each write")
 
         let summary = try syncOverProtocol(a, b)
         #expect(summary.peerIndex?.whole == true, "another epoch: read whole")

@@ -378,6 +378,12 @@ final class SyncModel {
             if !summary.actions.isEmpty { fail("a sync of \(r1)–\(r2) looking at every path still had work: \(summary.actions.prefix(5))") }
         }
         let indexes = try (0..<3).map { try SyncIndex(workspace: replicas[$0].workspace).entries() }
+        // The digest a server answers with is the sum `put` kept through every write, crash
+        // and restamp: it must be the digest of the rows.
+        for r in 0..<3 {
+            let kept = try SyncIndex(workspace: replicas[r].workspace).storedDigest()
+            if kept != SyncIndex.digest(indexes[r]) { fail("replica \(r)'s kept digest \(kept) is not its rows' \(SyncIndex.digest(indexes[r]))") }
+        }
         for r in 1..<3 {
             for (path, entry) in indexes[0] where !SyncIndex.isExcluded(path) {
                 guard let other = indexes[r][path] else { continue }

@@ -10,6 +10,8 @@ extension SyncIndex {
         public var entries: [String: Entry]
         /// The counter when the entries were read: every later write has a higher number.
         public var sequence: Int64
+        /// `digest` of the entries, from the sum `put` keeps (`storedDigest`).
+        public var digest: String
     }
 
     /// `refresh()` and a read of the whole index and of the counter in one transaction, so the
@@ -32,7 +34,7 @@ extension SyncIndex {
             }
             timings.mark("read-index")
             try refresh(&entries, walk: walk, bases: bases)
-            return Snapshot(entries: entries, sequence: try sequence())
+            return Snapshot(entries: entries, sequence: try sequence(), digest: try storedDigest())
         }
     }
 

@@ -95,8 +95,9 @@ public final class SyncIndex {
 
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
     /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`),
-    /// 4 each peer copy's digest and live count, and its rows indexed by sequence.
-    static let format: Int64 = 4
+    /// 4 each peer copy's digest and live count, and its rows indexed by sequence, 5 each row's
+    /// part of the digest and their sum (`storedDigest`).
+    static let format: Int64 = 5
 
     /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
     /// get 0, below anything a peer can have seen), the counter and the epoch; and before
@@ -141,6 +142,23 @@ public final class SyncIndex {
         try database.execute("CREATE INDEX IF NOT EXISTS peer_entries_seq ON peer_entries (peer, seq)")
         try database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)").run([.text(Self.newEpoch())])
         try database.execute("INSERT OR IGNORE INTO meta (key, value) SELECT 'sequence', COALESCE(MAX(seq), 0) FROM files")
+        // Each row's part of the digest, and their sum, kept up to date by `put` from here on;
+        // computed for every row by any migration (the rows' sequences may just have changed).
+        if !columns.contains("digest") {
+            try database.execute("ALTER TABLE files ADD COLUMN digest INTEGER NOT NULL DEFAULT 0")
+        }
+        do {
+            var reader = EntryReader()
+            let rows = try database.prepare("SELECT \(SyncIndex.columns) FROM files").rows([], { reader.entry($0) })
+            let update = try database.prepare("UPDATE files SET digest = ?1 WHERE path = ?2")
+            var sum: UInt64 = 0
+            for entry in rows {
+                let digest = rowDigest(entry)
+                sum = sum &+ digest
+                try update.run([.integer(Int64(bitPattern: digest)), .text(entry.path)])
+            }
+            try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('digest', ?1)").run([.integer(Int64(bitPattern: sum))])
+        }
         try database.execute("PRAGMA user_version = \(format)")
     }
 
@@ -262,15 +280,41 @@ public final class SyncIndex {
             }
             var stored = entry
             stored.sequence = sequence
-            return try statement("""
-                INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            // The sum of the rows' digests follows: minus the row replaced, plus the new one (a
+            // restamp that keeps the sequence keeps the row's digest too).
+            let old = try statement("SELECT digest FROM files WHERE path = ?1").rows([.text(entry.path)], { $0.integer(0) }).first
+            let written = try statement("""
+                INSERT INTO files (path, hash, inode, size, mtime, vector, deleted, scanned, seq, digest)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11)
                 ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
                     vector = excluded.vector, deleted = excluded.deleted, scanned = excluded.scanned,
                     seq = CASE WHEN ?10 AND files.hash = excluded.hash AND files.vector = excluded.vector AND files.deleted = excluded.deleted
-                               THEN files.seq ELSE excluded.seq END
-                RETURNING seq
-                """).rows(Self.values(stored) + [.integer(restamp ? 1 : 0)], { $0.integer(0) }).first ?? sequence
+                               THEN files.seq ELSE excluded.seq END,
+                    digest = CASE WHEN ?10 AND files.hash = excluded.hash AND files.vector = excluded.vector AND files.deleted = excluded.deleted
+                               THEN files.digest ELSE excluded.digest END
+                RETURNING seq, digest
+                """).rows(Self.values(stored) + [.integer(restamp ? 1 : 0), .integer(Int64(bitPattern: Self.rowDigest(stored)))],
+                          { ($0.integer(0), $0.integer(1)) }).first
+            guard let written else { return sequence }
+            if written.1 != old {
+                let sum = try storedDigestSum()
+                    &- UInt64(bitPattern: old ?? 0) &+ UInt64(bitPattern: written.1)
+                try statement("UPDATE meta SET value = ?1 WHERE key = 'digest'").run([.integer(Int64(bitPattern: sum))])
+            }
+            return written.0
         }
+    }
+
+    /// The sum of the rows' digests, kept by `put`.
+    func storedDigestSum() throws -> UInt64 {
+        UInt64(bitPattern: try statement("SELECT value FROM meta WHERE key = 'digest'").rows([]) { $0.integer(0) }.first ?? 0)
+    }
+
+    /// `digest` of the whole index, from the sum `put` keeps and the row count: what a refresh
+    /// answers without reading every row.
+    public func storedDigest() throws -> String {
+        let count = try statement("SELECT COUNT(*) FROM files").rows([]) { $0.integer(0) }.first ?? 0
+        return Self.digestText(sum: try storedDigestSum(), count: UInt64(count))
     }
 
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector) throws {

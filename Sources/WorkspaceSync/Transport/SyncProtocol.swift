@@ -341,7 +341,7 @@ public enum SyncServer {
                                       _ response: inout SyncProtocol.Response) throws {
         response.epoch = endpoint.index.epoch
         response.sequence = snapshot.sequence
-        response.digest = SyncIndex.digest(snapshot.entries.values)
+        response.digest = snapshot.digest
         if let since = request.since, request.epoch == endpoint.index.epoch, since <= snapshot.sequence {
             let entries = snapshot.entries
             response.entries = entries.values.indices.filter { entries.values[$0].sequence > since }.map { entries.values[$0] }
