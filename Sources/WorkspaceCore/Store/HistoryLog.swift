@@ -50,7 +50,8 @@ enum HistoryLog {
         let temporary = folder + "/" + temporaryPrefix + suffix
         var created = Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         if case .failure(.noSuchFileOrDirectory) = created {
-            _ = Syscall.mkdir((folder as NSString).deletingLastPathComponent)
+            // The history folder of an older workspace, then its batches/.
+            if let slash = folder.lastIndex(of: "/") { _ = Syscall.mkdir(String(folder[..<slash])) }
             _ = Syscall.mkdir(folder)
             created = Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         }
@@ -85,6 +86,14 @@ enum HistoryLog {
         let decoder = JSONDecoder()
         var seen = Set<ArraySlice<UInt8>>()
         var records: [VersionRecord] = []
+        func collect(_ bytes: [UInt8]) {
+            for line in bytes.split(separator: 10) where line.count > needle.count && contains(line, needle) {
+                guard seen.insert(line).inserted else { continue }
+                if let record = try? decoder.decode(VersionRecord.self, from: Data(line)), record.path == path {
+                    records.append(record)
+                }
+            }
+        }
         var read = Set<String>()
         var listAgain = true
         while listAgain {
@@ -100,15 +109,6 @@ enum HistoryLog {
             }
         }
         return records
-
-        func collect(_ bytes: [UInt8]) {
-            for line in bytes.split(separator: 10) where line.count > needle.count && contains(line, needle) {
-                guard seen.insert(line).inserted else { continue }
-                if let record = try? decoder.decode(VersionRecord.self, from: Data(line)), record.path == path {
-                    records.append(record)
-                }
-            }
-        }
     }
 
     private static func contains(_ line: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
