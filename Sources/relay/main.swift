@@ -26,6 +26,10 @@ func prepareFileDescriptors() {
     let highest = CInt(min(limit.rlim_cur, 2_048)) - 1
     let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
     guard null >= 0 else { return }
-    if highest > null, dup2(null, highest) == highest { close(highest) }
+    // The lowest free descriptor from `highest` up (unlike dup2, never one already open).
+    if highest > null {
+        let spare = fcntl(null, F_DUPFD_CLOEXEC, highest)
+        if spare >= 0 { close(spare) }
+    }
     close(null)
 }
