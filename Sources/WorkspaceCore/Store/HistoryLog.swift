@@ -132,13 +132,14 @@ enum HistoryLog {
     }
 
     /// Merges the batch files under `mergeableSize` into one when there are at least
-    /// `threshold` of them, holding the folder's lock (another process merging meanwhile:
-    /// nothing is done). Returns how many files were merged.
+    /// `threshold` of them, holding the folder's lock: another merge under way (this process's
+    /// in the background, or another's) means nothing is done, unless `waiting`, which waits
+    /// for it to end first. Returns how many files were merged.
     @discardableResult
-    static func compact(_ folder: String, threshold: Int = compactionThreshold) throws -> Int {
+    static func compact(_ folder: String, threshold: Int = compactionThreshold, waiting: Bool = false) throws -> Int {
         guard case .success(let fd) = Syscall.open(folder, O_RDONLY | O_DIRECTORY) else { return 0 }
         defer { Syscall.close(fd) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return 0 }
+        guard flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) == 0 else { return 0 }
         defer { _ = flock(fd, LOCK_UN) }
         guard case .success(let names) = Syscall.listDirectory(fd) else { return 0 }
         // A temporary no writer has renamed for a minute was left by a killed process.
