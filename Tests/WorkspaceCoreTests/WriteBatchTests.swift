@@ -172,25 +172,36 @@ struct WriteBatchTests {
         close(fd)
     }
 
+    /// `notes/a.md` and `notes/gone.md` holding what the index saw (and the store too, when
+    /// `stored`): their expected hash and the stamps the index would vouch for.
+    private func twoFilesTheIndexSaw(stored: Bool) throws -> (expected: ContentHash, stampA: FileStamp, stampGone: FileStamp) {
+        try fixture.put("notes/a.md", "seen by the index\n")
+        try fixture.put("notes/gone.md", "seen by the index\n")
+        if stored { try workspace.objects.store(Array("seen by the index\n".utf8)) }
+        return (ContentHash(of: "seen by the index\n"), try #require(workspace.stamp(ofFileAt: "notes/a.md")),
+                try #require(workspace.stamp(ofFileAt: "notes/gone.md")))
+    }
+
+    /// A batch replacing `notes/a.md` and removing `notes/gone.md`, each by its vouched stamp.
+    private func replaceAndRemoveByStamp(_ seen: (expected: ContentHash, stampA: FileStamp, stampGone: FileStamp)) throws -> WriteBatch {
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: seen.expected, knownStamp: seen.stampA)
+        try batch.stageRemoval("notes/gone.md", expected: seen.expected, knownStamp: seen.stampGone)
+        return batch
+    }
+
     /// The proof that the check reads nothing: a change hidden from the stamp goes unseen,
     /// exactly as the index refresh's own fast check (and Unison's and git's) would miss it,
     /// and the file is replaced as the version the caller expected. The store had that version,
     /// so it is not lost whatever the file held.
     @Test func aFileWithTheStampTheCallerVouchedForIsTakenAsExpectedWithoutBeingRead() throws {
-        try fixture.put("notes/a.md", "seen by the index\n")
-        try fixture.put("notes/gone.md", "seen by the index\n")
-        try workspace.objects.store(Array("seen by the index\n".utf8))
-        let expected = ContentHash(of: "seen by the index\n")
-        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
-        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        let seen = try twoFilesTheIndexSaw(stored: true)
+        let expected = seen.expected
         try changeBehindItsStamp("notes/a.md", to: "HIDDEN from stamp\n")
         try changeBehindItsStamp("notes/gone.md", to: "HIDDEN from stamp\n")
-        #expect(workspace.stamp(ofFileAt: "notes/a.md") == stampA)
+        #expect(workspace.stamp(ofFileAt: "notes/a.md") == seen.stampA)
 
-        let batch = WriteBatch(workspace, operation: "sync")
-        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
-        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
-        let outcomes = try batch.commit()
+        let outcomes = try replaceAndRemoveByStamp(seen).commit()
         #expect(outcomes.first { $0.path == "notes/a.md" }?.result?.replaced == expected, "not read: taken as expected")
         #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == true)
         #expect(fixture.contents("notes/a.md") == "from the peer\n" && fixture.contents("notes/gone.md") == nil)
@@ -203,18 +214,11 @@ struct WriteBatchTests {
     /// store: the file is read, is not what was expected, and is left alone — a file
     /// displaced unread is never the only copy of a version.
     @Test func aVouchedStampIsNotEnoughWhenTheStoreLacksTheVersionSoTheFileIsReadAndAChangeKept() throws {
-        try fixture.put("notes/a.md", "seen by the index\n")
-        try fixture.put("notes/gone.md", "seen by the index\n")
-        let expected = ContentHash(of: "seen by the index\n")
-        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
-        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        let seen = try twoFilesTheIndexSaw(stored: false)
         try changeBehindItsStamp("notes/a.md", to: "HIDDEN from stamp\n")
         try changeBehindItsStamp("notes/gone.md", to: "HIDDEN from stamp\n")
 
-        let batch = WriteBatch(workspace, operation: "sync")
-        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
-        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
-        let outcomes = try batch.commit()
+        let outcomes = try replaceAndRemoveByStamp(seen).commit()
         #expect(outcomes.first { $0.path == "notes/a.md" }?.result == nil)
         #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == false)
         #expect(fixture.contents("notes/a.md") == "HIDDEN from stamp\n")
@@ -225,16 +229,9 @@ struct WriteBatchTests {
     /// A person's save after the stamp was taken moves it (the index vouches only for stamps
     /// older than the timestamp tick, so the save lands in a later one): read, seen, kept.
     @Test func aSaveAfterTheVouchedStampIsSeenAndLeftAloneEvenAtTheSameSize() throws {
-        try fixture.put("notes/a.md", "seen by the index\n")
-        try fixture.put("notes/gone.md", "seen by the index\n")
-        try workspace.objects.store(Array("seen by the index\n".utf8))
-        let expected = ContentHash(of: "seen by the index\n")
-        let stampA = try #require(workspace.stamp(ofFileAt: "notes/a.md"))
-        let stampGone = try #require(workspace.stamp(ofFileAt: "notes/gone.md"))
+        let seen = try twoFilesTheIndexSaw(stored: true)
         usleep(30_000)
-        let batch = WriteBatch(workspace, operation: "sync")
-        try batch.stage("notes/a.md", bytes: Array("from the peer\n".utf8), expected: expected, knownStamp: stampA)
-        try batch.stageRemoval("notes/gone.md", expected: expected, knownStamp: stampGone)
+        let batch = try replaceAndRemoveByStamp(seen)
         // In place, the same size: only the modification time tells.
         for path in ["notes/a.md", "notes/gone.md"] {
             let handle = try #require(FileHandle(forWritingAtPath: fixture.absolute(path)))

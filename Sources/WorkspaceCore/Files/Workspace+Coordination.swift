@@ -176,19 +176,13 @@ extension Workspace {
     /// path's history; removes the displaced file. Clears the lock's intent record.
     func archive(_ displaced: Displaced?, snapshot: FileSnapshot?, installed: Temporary, path: ResolvedPath,
                  operation: String, lock: CoordinatedLock) throws {
-        try archive(displaced, replaced: snapshot.map(ReplacedVersion.init), installed: installed, path: path,
-                    operation: operation, lock: lock)
-    }
-
-    /// `archive` of a version known by its hash and stamp, or read whole.
-    func archive(_ displaced: Displaced?, replaced: ReplacedVersion?, installed: Temporary, path: ResolvedPath,
-                 operation: String, lock: CoordinatedLock) throws {
-        let record = try keep(displaced, replaced: replaced, installed: installed, path: path, operation: operation, lock: lock)
+        let record = try keep(displaced, replaced: snapshot.map(ReplacedVersion.init), installed: installed, path: path,
+                              operation: operation, lock: lock)
         try appendHistory(record, key: Self.lockKey(path.relative))
     }
 
-    /// `archive` but for the history line, which it returns (a write batch writes its lines
-    /// together: `HistoryLog`).
+    /// `archive` of a version known by its hash and stamp, or read whole, but for the history
+    /// line, which it returns (a write batch writes its lines together: `HistoryLog`).
     func keep(_ displaced: Displaced?, replaced: ReplacedVersion?, installed: Temporary, path: ResolvedPath,
               operation: String, lock: CoordinatedLock) throws -> VersionRecord {
         var stored = false

@@ -74,6 +74,21 @@ enum Syscall {
         return .success(())
     }
 
+    /// Creates the file `path`, which must not exist (`O_EXCL`), holding `bytes`, fsynced when
+    /// `sync`. On any failure the file is removed again.
+    static func createFile(_ path: String, bytes: [UInt8], mode: mode_t = 0o644, sync: Bool) -> Result<Void, Errno> {
+        let fd: CInt
+        switch open(path, O_WRONLY | O_CREAT | O_EXCL, mode: mode) {
+        case .success(let value): fd = value
+        case .failure(let errno): return .failure(errno)
+        }
+        var result = bytes.withUnsafeBytes { writeAll(fd, $0) }
+        if sync, case .success = result { result = fsync(fd) }
+        close(fd)
+        if case .failure = result { _ = unlink(path) }
+        return result
+    }
+
     /// The corresponding C function is `pwrite`, looped until every byte is written.
     static func pwriteAll(_ fd: CInt, _ bytes: [UInt8], offset: Int) -> Result<Void, Errno> {
         bytes.withUnsafeBytes { raw in

@@ -46,24 +46,16 @@ enum HistoryLog {
             bytes.append(contentsOf: try encoder.encode(record))
             bytes.append(10)
         }
-        let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let suffix = randomSuffix()
         let temporary = folder + "/" + temporaryPrefix + suffix
-        var created = Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        var created = Syscall.createFile(temporary, bytes: bytes, sync: false)
         if case .failure(.noSuchFileOrDirectory) = created {
             // The history folder of an older workspace, then its batches/.
             if let slash = folder.lastIndex(of: "/") { _ = Syscall.mkdir(String(folder[..<slash])) }
             _ = Syscall.mkdir(folder)
-            created = Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            created = Syscall.createFile(temporary, bytes: bytes, sync: false)
         }
-        let fd = try created.orThrow("create history", path: temporary)
-        do {
-            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write history", path: temporary) }
-            Syscall.close(fd)
-        } catch {
-            Syscall.close(fd)
-            _ = Syscall.unlink(temporary)
-            throw error
-        }
+        try created.orThrow("write history", path: temporary)
         // Named by time, so that the names sort oldest first.
         let time = String(Syscall.nowNanoseconds())
         let name = String(repeating: "0", count: max(0, 20 - time.count)) + time + "-" + suffix + ".jsonl"
@@ -73,7 +65,12 @@ enum HistoryLog {
     /// The batch files of `folder`, oldest first (none when it does not exist).
     static func files(in folder: String) -> [String] {
         guard case .success(let names) = Syscall.listDirectory(folder) else { return [] }
-        return names.filter { $0.hasSuffix(".jsonl") && !$0.hasPrefix(temporaryPrefix) }.sorted()
+        return batchFiles(names)
+    }
+
+    /// The batch files among `names` (not the temporaries), oldest first.
+    private static func batchFiles(_ names: [String]) -> [String] {
+        names.filter { $0.hasSuffix(".jsonl") && !$0.hasPrefix(temporaryPrefix) }.sorted()
     }
 
     /// The records of `path` in the batch files of `folder`, in file order. A line cut short
@@ -150,7 +147,7 @@ enum HistoryLog {
                 _ = Syscall.unlink(folder + "/" + name)
             }
         }
-        let small = names.filter { $0.hasSuffix(".jsonl") && !$0.hasPrefix(temporaryPrefix) }.sorted().filter { name in
+        let small = batchFiles(names).filter { name in
             guard let identity = try? FileSnapshot.identity(folder + "/" + name, displayPath: name) else { return false }
             return identity.size < mergeableSize
         }
@@ -164,18 +161,9 @@ enum HistoryLog {
                 merged.append(10)
             }
         }
-        let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let suffix = randomSuffix()
         let temporary = folder + "/" + temporaryPrefix + suffix
-        let out = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).orThrow("create history", path: temporary)
-        do {
-            try merged.withUnsafeBytes { try Syscall.writeAll(out, $0).orThrow("write history", path: temporary) }
-            try Syscall.fsync(out).orThrow("fsync", path: temporary)
-            Syscall.close(out)
-        } catch {
-            Syscall.close(out)
-            _ = Syscall.unlink(temporary)
-            throw error
-        }
+        try Syscall.createFile(temporary, bytes: merged, sync: true).orThrow("write history", path: temporary)
         // The oldest input's time, so the merged file sorts where its lines began.
         let time = small[0].prefix { $0 != "-" }
         try Syscall.rename(temporary, folder + "/\(time)-merged-\(suffix).jsonl").orThrow("name history", path: temporary)

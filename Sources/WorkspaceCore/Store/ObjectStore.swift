@@ -23,18 +23,14 @@ public struct ObjectStore: Sendable {
         if contains(hash) { return hash }
         try ensureFolder()
         let temporary = folder + "/" + WorkspaceLayout.temporaryPrefix + "object-" + randomSuffix()
-        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444).orThrow("create", path: temporary)
+        try Syscall.createFile(temporary, bytes: bytes, mode: 0o444, sync: durable).orThrow("write", path: temporary)
         do {
-            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: temporary) }
-            if durable { try Syscall.fsync(fd).orThrow("fsync", path: temporary) }
-            Syscall.close(fd)
             try Syscall.rename(temporary, path(of: hash)).orThrow("rename", path: temporary)
-            if durable { try syncFolder(folder) }
         } catch {
-            Syscall.close(fd)
             _ = Syscall.unlink(temporary)
             throw error
         }
+        if durable { try syncFolder(folder) }
         return hash
     }
 
@@ -43,14 +39,7 @@ public struct ObjectStore: Sendable {
     func writeTemporary(_ bytes: [UInt8]) throws -> String {
         try ensureFolder()
         let temporary = folder + "/" + WorkspaceLayout.temporaryPrefix + "object-" + randomSuffix()
-        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444).orThrow("create", path: temporary)
-        defer { Syscall.close(fd) }
-        do {
-            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: temporary) }
-        } catch {
-            _ = Syscall.unlink(temporary)
-            throw error
-        }
+        try Syscall.createFile(temporary, bytes: bytes, mode: 0o444, sync: false).orThrow("write", path: temporary)
         return temporary
     }
 

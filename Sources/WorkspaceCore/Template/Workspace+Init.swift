@@ -90,13 +90,8 @@ extension Workspace {
     /// Creates an engine file under `.relay/` once (the id must never change after).
     private func createInternalFileIfAbsent(_ absolute: String, bytes: [UInt8]) throws -> Bool {
         let temporary = Workspace.parentFolder(of: absolute) + "/" + WorkspaceLayout.temporaryPrefix + "init-" + randomSuffix()
-        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).orThrow("create", path: temporary)
+        try Syscall.createFile(temporary, bytes: bytes, sync: true).orThrow("create", path: temporary)
         defer { _ = Syscall.unlink(temporary) }  // a no-op once renamed
-        do {
-            defer { Syscall.close(fd) }
-            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: temporary) }
-            try Syscall.fsync(fd).orThrow("fsync", path: temporary)
-        }
         switch Syscall.renameNoReplace(temporary, absolute) {
         case .success: try syncFolder(Workspace.parentFolder(of: absolute)); return true
         case .failure(.fileExists): return false
