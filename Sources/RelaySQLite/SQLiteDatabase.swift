@@ -4,6 +4,7 @@
 
 import CSQLite
 import Foundation
+import Glibc
 
 /// An error from SQLite, with the database file and the statement that failed.
 public struct SQLiteError: Error, CustomStringConvertible {
@@ -45,6 +46,20 @@ public final class SQLiteDatabase {
         let result = relay_sqlite3_set_no_checkpoint_on_close(handle, 1)
         guard result == SQLITE_OK else {
             throw SQLiteError(code: result, message: "\(file): cannot leave the log at close: \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+
+    /// Asks the kernel to start reading the database file and its write-ahead log into the
+    /// page cache now, without waiting (`posix_fadvise(WILLNEED)`): a caller about to read
+    /// most of it — a sync's refresh reads every row — then finds the pages there, where on a
+    /// machine that had dropped them each lookup waited for the disk (193 reads of ~50 µs in
+    /// one sync's server).
+    public func readAhead() {
+        for name in [file, file + "-wal"] {
+            let fd = Glibc.open(name, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
+            Glibc.close(fd)
         }
     }
 

@@ -107,4 +107,55 @@ struct LockTests {
         for _ in 0..<200 where !done.value { Thread.sleep(forTimeInterval: 0.01) }
         #expect(done.value && fixture.contents("w.md") == "after release\n")
     }
+
+    /// `prefetchLocks` brings the lock files of the paths a caller is about to write into the
+    /// page cache, and does nothing else: no lock file made, nothing written or locked, and a
+    /// hostile path (outside the root, absolute, into `.relay/`, empty) only names a lock file
+    /// by its hash, which does not exist.
+    @Test func readingLockFilesAheadLoadsThemAndChangesNothing() throws {
+        let workspace = fixture.workspace
+        let paths = ["context.md", "notes/a.md", "notes/b.md"]
+        for path in paths { try workspace.write(path, string: "text of \(path)\n") }
+        let lockFiles = paths.map { workspace.lockFile(key: Workspace.lockKey($0)) }
+        // Written out and dropped from the page cache, where the file system can drop them.
+        for file in lockFiles {
+            let fd = open(file, O_RDONLY)
+            try #require(fd >= 0)
+            fsync(fd)
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            close(fd)
+        }
+        let droppable = lockFiles.allSatisfy { Self.isCached($0) == false }
+        func everything() -> [String: String] {
+            var listing: [String: String] = [:]
+            for folder in [fixture.base] {
+                for name in fixture.allNames(under: folder) {
+                    let attributes = try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)
+                    listing[name] = "\(attributes?[.size] ?? "?") \((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+                }
+            }
+            return listing
+        }
+        let before = everything()
+        workspace.prefetchLocks(of: paths + ["missing.md", "../outside/secret.txt", "/etc/passwd", ".relay/replica-id", ""])
+        Workspace.prefetchQueue.sync {}
+        #expect(everything() == before)
+        for file in lockFiles {
+            // Nobody holds a lock the prefetch took.
+            #expect(!CoordinatedLock.isHeld(lockFile: file))
+            if droppable { #expect(Self.isCached(file) == true, "\(file)") }
+        }
+    }
+
+    /// Whether the first page of `file` is in the page cache (`mincore`); nil if unknown.
+    static func isCached(_ file: String) -> Bool? {
+        let fd = open(file, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let map = mmap(nil, 1, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else { return nil }
+        defer { munmap(map, 1) }
+        var resident: UInt8 = 0
+        guard mincore(map, 1, &resident) == 0 else { return nil }
+        return resident & 1 == 1
+    }
 }

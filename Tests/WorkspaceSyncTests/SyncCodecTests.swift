@@ -99,4 +99,26 @@ struct SyncCodecTests {
         #expect(!answers[1].ok && answers[1].message?.contains("200 bytes") == true, "\(answers[1].message ?? "")")
         #expect(answers[2].ok)
     }
+
+    /// `expectWrites` (protocol 8) is a hint: hostile paths in it are only hashed into lock-file
+    /// names, and are answered like any; one without its `paths` gets an error naming the field.
+    @Test func anExpectWritesHintIsAnsweredAndOneWithoutPathsNamesTheField() throws {
+        let base = NSTemporaryDirectory() + "relay-codec-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let replica = try Replica(base, "desktop")
+        let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
+        var hello = SyncProtocol.Request(op: "hello")
+        hello.version = SyncProtocol.version
+        var hint = SyncProtocol.Request(op: "expectWrites")
+        hint.paths = ["notes/a.md", "../evil.md", "/etc/passwd", ".relay/replica-id"]
+        for request in [hello, hint, SyncProtocol.Request(op: "expectWrites"), SyncProtocol.Request(op: "bye")] {
+            try codec.write(request, to: toServer.fileHandleForWriting.fileDescriptor)
+        }
+        try SyncServer.serve(try LocalEndpoint(workspace: replica.workspace), input: toServer.fileHandleForReading.fileDescriptor,
+                             output: fromServer.fileHandleForWriting.fileDescriptor)
+        let answers = try (0..<4).map { _ in try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor)) }
+        #expect(answers[0].ok && answers[1].ok && answers[3].ok)
+        #expect(!answers[2].ok && answers[2].message?.contains("'paths'") == true, "\(answers[2].message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: base + "/evil.md"))
+    }
 }

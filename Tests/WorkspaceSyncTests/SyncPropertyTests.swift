@@ -102,6 +102,15 @@ final class CrashingEndpoint: ReplicaEndpoint {
     let fuse: Fuse
     init(_ inner: ReplicaEndpoint, fuse: Fuse) { self.inner = inner; self.fuse = fuse }
 
+    /// The paths the sync said it would write here (`expectWrites`), and those it then staged
+    /// without having said so: the plan the endpoint reads ahead by must cover every write.
+    private(set) var announced: Set<String> = []
+    private(set) var unannounced: [String] = []
+    func expectWrites(_ paths: [String]) {
+        announced.formUnion(paths)
+        inner.expectWrites(paths)
+    }
+
     var replica: String { inner.replica }
     var location: String { inner.location }
     func refresh() throws -> [String: SyncIndex.Entry] { try fuse.tick(); return try inner.refresh() }
@@ -126,9 +135,11 @@ final class CrashingEndpoint: ReplicaEndpoint {
         try fuse.tick(); try inner.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
     }
     func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+        if !announced.contains(path) { unannounced.append(path) }
         try fuse.tick(); try inner.stage(path, bytes: bytes, expected: expected, vector: vector, basePeer: basePeer)
     }
     func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
+        if !announced.contains(path) { unannounced.append(path) }
         try fuse.tick(); try inner.stageRemoval(path, expected: expected, vector: vector)
     }
     func flush() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flush() }
@@ -319,10 +330,13 @@ final class SyncModel {
         let counter = CrashingEndpoint.Fuse(calls: .max)
         let (inner, close) = try peer()
         defer { close() }
-        let summary = try Reconciler(local: CrashingEndpoint(try LocalEndpoint(workspace: replicas[r1].workspace), fuse: counter),
-                                     peer: CrashingEndpoint(inner, fuse: counter),
-                                     options: options).run()
+        let here = CrashingEndpoint(try LocalEndpoint(workspace: replicas[r1].workspace), fuse: counter)
+        let there = CrashingEndpoint(inner, fuse: counter)
+        let summary = try Reconciler(local: here, peer: there, options: options).run()
         longestSync = max(longestSync, Int.max - counter.left)
+        for (endpoint, name) in [(here, r1), (there, r2)] where !endpoint.unannounced.isEmpty {
+            fail("sync \(r1)–\(r2) wrote on replica \(name) paths it had not announced (expectWrites): \(endpoint.unannounced.prefix(5))")
+        }
         // A sync leaves its two replicas the same, though it looked only at the paths written
         // since their last clean sync: a dry run that looks at every path finds nothing to do.
         if !examineAll && summary.skipped.isEmpty && summary.clashes.isEmpty {

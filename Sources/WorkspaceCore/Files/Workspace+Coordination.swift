@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Logging
 
@@ -10,6 +11,29 @@ extension Workspace {
     static func lockKey(_ relative: String) -> String { String(ContentHash(of: relative).hex.prefix(32)) }
 
     func lockFile(key: String) -> String { layout.locks + "/" + key }
+
+    /// Starts reading into memory, in the background, the lock files of `paths`, which their
+    /// writes are about to read first (each lock file's intent record): a caller that knows
+    /// which paths it will write — a sync, after its plan — calls this before writing them.
+    /// The reads go to the disk together instead of one per write: on a machine that had
+    /// dropped them from its page cache, a sync's server waited ~250 µs for each of 120 lock
+    /// files, one after another. Nothing is written, created or locked; a path without a lock
+    /// file is passed over (its name is a hash, so any path is safe to look up).
+    public func prefetchLocks(of paths: [String]) {
+        guard !paths.isEmpty else { return }
+        let files = paths.map { lockFile(key: Self.lockKey($0)) }
+        Self.prefetchQueue.async {
+            for file in files {
+                let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                guard fd >= 0 else { continue }
+                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
+                Glibc.close(fd)
+            }
+        }
+    }
+
+    /// One thread reads ahead for every workspace of the process (tests wait on it with `sync`).
+    static let prefetchQueue = DispatchQueue(label: "relay.prefetch-locks", qos: .utility)
 
     /// Runs `body` holding the coordinated-write lock of `path`, after undoing whatever a
     /// holder that died (kill -9, power loss) left half done.

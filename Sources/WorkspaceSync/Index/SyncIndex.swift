@@ -83,6 +83,8 @@ public final class SyncIndex {
         // checkpoint and its two fsyncs need not happen at every close (every sync that wrote
         // anything): SQLite does it as the log grows.
         try database.leaveLogAtClose()
+        // Whoever opens the index reads most of it soon (a refresh reads every row).
+        database.readAhead()
         // A read first: an index already in this format is opened without taking the write
         // lock (a sync may hold it for a while).
         let format = try database.prepare("PRAGMA user_version").rows([]) { $0.integer(0) }.first ?? 0

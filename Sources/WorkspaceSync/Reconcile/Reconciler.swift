@@ -183,6 +183,25 @@ public final class Reconciler {
             }
             return (path, theirs.hash, theirs.stamp.size)
         })
+        if !options.dryRun {
+            // What each side will write (a copy or a deletion from the newer side; both sides
+            // where both changed): the endpoints read those paths' lock files meanwhile.
+            var writesHere: [String] = [], writesThere: [String] = []
+            for path in paths {
+                let mine = a.entries[path], theirs = b.entries[path]
+                let mineLive = mine.map { !$0.deleted } ?? false, theirsLive = theirs.map { !$0.deleted } ?? false
+                if mineLive == theirsLive && (!mineLive || mine?.hash == theirs?.hash) { continue }
+                switch (mine?.vector ?? VersionVector()).compare(to: theirs?.vector ?? VersionVector()) {
+                case .after: writesThere.append(path)
+                case .before: writesHere.append(path)
+                case .equal, .concurrent:
+                    writesHere.append(path)
+                    writesThere.append(path)
+                }
+            }
+            peer.expectWrites(writesThere)
+            local.expectWrites(writesHere)
+        }
         timings.mark("prefetch")
 
         do {

@@ -310,9 +310,12 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// sequence now.
     public func finish() throws {
         guard let cache, let refreshed else { return }
+        var timings = SyncTimings("remote ack")
         var request = SyncProtocol.Request(op: "ack")
         request.since = refreshed.sequence
         let response = try send(request)
+        timings.mark("answered, \(response.entries?.count ?? 0) rows")
+        defer { timings.mark("copy updated") }
         guard response.epoch == refreshed.epoch, let sequence = response.sequence, sequence >= refreshed.sequence else {
             // Not the index we refreshed from: the next sync reads it whole.
             try cache.forgetPeer(replica)
@@ -455,6 +458,15 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.vector = vector
         request.peer = basePeer
         try post(request)
+    }
+
+    /// Posted, not waited for: the server starts reading the paths' lock files while the
+    /// stages are on their way. A peer that fails it only loses the head start.
+    public func expectWrites(_ paths: [String]) {
+        guard !paths.isEmpty else { return }
+        var request = SyncProtocol.Request(op: "expectWrites")
+        request.paths = paths
+        try? post(request)
     }
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {

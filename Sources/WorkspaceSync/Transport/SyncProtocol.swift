@@ -13,12 +13,15 @@ import WorkspaceCore
 /// client saw, and the client's replica id (the answer: the rows written since, the current
 /// sequence, a digest of the whole index to check the client's copy against, and the server's
 /// mark of its last clean sync with that client; or every row, `whole`, when the epoch differs
-/// or the sequence went backwards) → `readMany` / `read` the contents needed → `stage`,
+/// or the sequence went backwards) → `readMany` / `read` the contents needed → `expectWrites`
+/// (the paths about to be written, whose lock files the server reads ahead) → `stage`,
 /// `stageRemoval`, `flush` … (a `stage` names the client's replica: the server records the
-/// installed copy as its merge base with the client in the same flush) → `ack` with the sequence of the refresh (the answer: the rows
-/// written since, mostly by this sync, so the next one starts from there) → `setSyncMark`
-/// after a clean sync → `bye`.
+/// installed copy as its merge base with the client in the same flush) → `ack` with the
+/// sequence of the refresh (the answer: the rows written since, mostly by this sync, so the
+/// next one starts from there) → `setSyncMark` after a clean sync → `bye`.
 public enum SyncProtocol {
+    /// 8: `expectWrites` (the paths about to be staged or removed, so the server reads their
+    /// lock files ahead);
     /// 7: a `stage` carries the `peer` whose merge base the copy becomes, recorded by the
     /// server's flush (no `setBase` request per copy pushed);
     /// 6: file contents travel raw after the message's JSON instead of in base64 (`Codec`);
@@ -26,7 +29,7 @@ public enum SyncProtocol {
     /// looks only at paths written since; 4: `readMany` (the contents of many files in one
     /// round trip); 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole
     /// index).
-    public static let version = 7
+    public static let version = 8
     /// The most a `readMany` asks for at once: files, and bytes by the index's sizes.
     public static let readManyFiles = 64
     public static let readManyBytes = 16 * 1024 * 1024
@@ -55,6 +58,8 @@ public enum SyncProtocol {
         public var reads: [Wanted]?
         /// `setSyncMark`: the mark to record for the client (`peer`).
         public var mark: SyncMark?
+        /// `expectWrites`: the paths the client will stage or remove next.
+        public var paths: [String]?
 
         public init(op: String) { self.op = op }
     }
@@ -287,6 +292,9 @@ public enum SyncServer {
         defer { _ = try? early?.wait() }
         var tally = SyncTimings.Tally("server")
         defer { tally.report() }
+        // The requests that come one to a sync (not the per-path ones), on the wall clock.
+        var timings = SyncTimings("server")
+        timings.mark("serving")
         while let frame = try tally.time("wait for a request", { try SyncProtocol.readFrame(input) }) {
             var response = SyncProtocol.Response(ok: true)
             var op = "?"
@@ -332,6 +340,7 @@ public enum SyncServer {
                 response.message = "\(error)"
             }
             try tally.time("answer \(op)", { try codec.write(response, to: output) })
+            if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) { timings.mark("answered \(op)") }
         }
     }
 
@@ -401,6 +410,8 @@ public enum SyncServer {
             let results = try endpoint.flush()
             response.entries = results.values.compactMap { $0 }
             response.changed = results.filter { $0.value == nil }.map(\.key)
+        case "expectWrites":
+            endpoint.expectWrites(try need(request.paths, "paths"))
         case "stageRemoval":
             try endpoint.stageRemoval(try need(request.path, "path"), expected: try need(request.expected, "expected"),
                                       vector: try need(request.vector, "vector"))
