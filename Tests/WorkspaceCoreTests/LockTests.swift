@@ -108,7 +108,7 @@ struct LockTests {
         #expect(done.value && fixture.contents("w.md") == "after release\n")
     }
 
-    /// `prefetchLocks` brings the lock files of the paths a caller is about to write into the
+    /// `prefetchForWrites` brings the lock files of the paths a caller is about to write into the
     /// page cache, and does nothing else: no lock file made, nothing written or locked, and a
     /// hostile path (outside the root, absolute, into `.relay/`, empty) only names a lock file
     /// by its hash, which does not exist.
@@ -137,7 +137,8 @@ struct LockTests {
             return listing
         }
         let before = everything()
-        workspace.prefetchLocks(of: paths + ["missing.md", "../outside/secret.txt", "/etc/passwd", ".relay/replica-id", ""])
+        workspace.prefetchForWrites(paths: paths + ["missing.md", "../outside/secret.txt", "/etc/passwd", ".relay/replica-id", ""],
+                                    contents: [ContentHash(of: Array("not stored\n".utf8))])
         Workspace.prefetchQueue.sync {}
         #expect(everything() == before)
         for file in lockFiles {

@@ -111,6 +111,7 @@ struct SyncCodecTests {
         hello.version = SyncProtocol.version
         var hint = SyncProtocol.Request(op: "expectWrites")
         hint.paths = ["notes/a.md", "../evil.md", "/etc/passwd", ".relay/replica-id"]
+        hint.hashes = ["../../etc/passwd", String(repeating: "a", count: 64), ""]
         for request in [hello, hint, SyncProtocol.Request(op: "expectWrites"), SyncProtocol.Request(op: "bye")] {
             try codec.write(request, to: toServer.fileHandleForWriting.fileDescriptor)
         }

@@ -106,9 +106,9 @@ final class CrashingEndpoint: ReplicaEndpoint {
     /// without having said so: the plan the endpoint reads ahead by must cover every write.
     private(set) var announced: Set<String> = []
     private(set) var unannounced: [String] = []
-    func expectWrites(_ paths: [String]) {
+    func expectWrites(_ paths: [String], contents: [String]) {
         announced.formUnion(paths)
-        inner.expectWrites(paths)
+        inner.expectWrites(paths, contents: contents)
     }
 
     var replica: String { inner.replica }

@@ -187,20 +187,25 @@ public final class Reconciler {
             // What each side will write (a copy or a deletion from the newer side; both sides
             // where both changed): the endpoints read those paths' lock files meanwhile.
             var writesHere: [String] = [], writesThere: [String] = []
+            var contentsHere: [String] = [], contentsThere: [String] = []
             for path in paths {
                 let mine = a.entries[path], theirs = b.entries[path]
                 let mineLive = mine.map { !$0.deleted } ?? false, theirsLive = theirs.map { !$0.deleted } ?? false
                 if mineLive == theirsLive && (!mineLive || mine?.hash == theirs?.hash) { continue }
                 switch (mine?.vector ?? VersionVector()).compare(to: theirs?.vector ?? VersionVector()) {
-                case .after: writesThere.append(path)
-                case .before: writesHere.append(path)
+                case .after:
+                    writesThere.append(path)
+                    if mineLive, let hash = mine?.hash { contentsThere.append(hash) }
+                case .before:
+                    writesHere.append(path)
+                    if theirsLive, let hash = theirs?.hash { contentsHere.append(hash) }
                 case .equal, .concurrent:
                     writesHere.append(path)
                     writesThere.append(path)
                 }
             }
-            peer.expectWrites(writesThere)
-            local.expectWrites(writesHere)
+            peer.expectWrites(writesThere, contents: contentsThere)
+            local.expectWrites(writesHere, contents: contentsHere)
         }
         timings.mark("prefetch")
 

@@ -462,10 +462,11 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     /// Posted, not waited for: the server starts reading the paths' lock files while the
     /// stages are on their way. A peer that fails it only loses the head start.
-    public func expectWrites(_ paths: [String]) {
-        guard !paths.isEmpty else { return }
+    public func expectWrites(_ paths: [String], contents: [String]) {
+        guard !paths.isEmpty || !contents.isEmpty else { return }
         var request = SyncProtocol.Request(op: "expectWrites")
         request.paths = paths
+        request.hashes = contents
         try? post(request)
     }
 

@@ -57,9 +57,10 @@ public protocol ReplicaEndpoint: AnyObject {
     /// The files the sync will `read`, in the order it will read them, with their sizes: a
     /// peer over the protocol fetches them many to a round trip instead of one.
     func prefetch(_ wanted: [(path: String, expected: String, size: Int)])
-    /// The paths the sync will stage or remove on this replica, in order: the endpoint may
-    /// bring into memory meanwhile what writing them reads first (their lock files).
-    func expectWrites(_ paths: [String])
+    /// The paths the sync will stage or remove on this replica, in order, and the hashes of the
+    /// versions it will bring: the endpoint may bring into memory meanwhile what writing them
+    /// reads first (their lock files, the object store's entries).
+    func expectWrites(_ paths: [String], contents: [String])
     /// The sequence of this replica's index when the last `refresh` read it (every row written
     /// since has a higher one); nil before a refresh or where it is not known.
     var refreshedSequence: Int64? { get }
@@ -80,7 +81,7 @@ extension ReplicaEndpoint {
     }
     public func refreshMap() throws -> EntryMap { EntryMap(try refresh()) }
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
-    public func expectWrites(_ paths: [String]) {}
+    public func expectWrites(_ paths: [String], contents: [String]) {}
     public func beginFlush() throws {}
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
@@ -167,7 +168,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
         stagedBases[path] = basePeer
     }
 
-    public func expectWrites(_ paths: [String]) { workspace.prefetchLocks(of: paths) }
+    public func expectWrites(_ paths: [String], contents: [String]) {
+        workspace.prefetchForWrites(paths: paths, contents: contents.compactMap(ContentHash.init(hex:)))
+    }
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         try check(path)

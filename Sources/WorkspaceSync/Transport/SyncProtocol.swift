@@ -58,8 +58,10 @@ public enum SyncProtocol {
         public var reads: [Wanted]?
         /// `setSyncMark`: the mark to record for the client (`peer`).
         public var mark: SyncMark?
-        /// `expectWrites`: the paths the client will stage or remove next.
+        /// `expectWrites`: the paths the client will stage or remove next, and the hashes of
+        /// the versions it will stage (checked as hashes; anything else is passed over).
         public var paths: [String]?
+        public var hashes: [String]?
 
         public init(op: String) { self.op = op }
     }
@@ -411,7 +413,7 @@ public enum SyncServer {
             response.entries = results.values.compactMap { $0 }
             response.changed = results.filter { $0.value == nil }.map(\.key)
         case "expectWrites":
-            endpoint.expectWrites(try need(request.paths, "paths"))
+            endpoint.expectWrites(try need(request.paths, "paths"), contents: request.hashes ?? [])
         case "stageRemoval":
             try endpoint.stageRemoval(try need(request.path, "path"), expected: try need(request.expected, "expected"),
                                       vector: try need(request.vector, "vector"))
