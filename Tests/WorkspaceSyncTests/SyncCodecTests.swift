@@ -122,4 +122,64 @@ struct SyncCodecTests {
         #expect(!answers[2].ok && answers[2].message?.contains("'paths'") == true, "\(answers[2].message ?? "")")
         #expect(!FileManager.default.fileExists(atPath: base + "/evil.md"))
     }
+
+    /// Index rows travel in their compact form and come back equal, whatever their paths hold
+    /// (tabs, newlines, quotes, non-ASCII), tombstones and extreme numbers included.
+    @Test func indexRowsRoundTripInTheirCompactForm() throws {
+        var vector = VersionVector()
+        vector.increment("laptop")
+        vector.increment("desktop")
+        let rows = [
+            SyncIndex.Entry(path: "notes/tab\there/new\nline \"quoted\" café 日本.md", hash: String(repeating: "ab", count: 32),
+                            stamp: FileStamp(inode: .max, size: Int(Int32.max) * 4, modifiedNanoseconds: -5),
+                            vector: vector, deleted: false, scanned: .max, sequence: 7),
+            SyncIndex.Entry(path: "gone.md", hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                            vector: VersionVector(), deleted: true, scanned: 0, sequence: .max),
+        ]
+        let codec = SyncProtocol.Codec()
+        var response = SyncProtocol.Response(ok: true)
+        response.entries = rows
+        let body = try codec.encode(response)
+        // Raw after the JSON: the JSON holds a reference, not the rows.
+        #expect(!String(decoding: body, as: UTF8.self).contains("\"path\""))
+        let back = try codec.decode(SyncProtocol.Response.self, from: body)
+        #expect(back.entries == rows)
+        #expect(try SyncProtocol.EntryRows.decode(SyncProtocol.EntryRows.encode([])) == [])
+    }
+
+    /// Rows a peer garbled are refused with the row named, never read past their end.
+    @Test func garbledIndexRowsAreRefusedNamingTheRow() throws {
+        var vector = VersionVector()
+        vector.increment("laptop")
+        let row = SyncIndex.Entry(path: "a.md", hash: String(repeating: "0", count: 64), stamp: FileStamp(inode: 1, size: 2, modifiedNanoseconds: 3),
+                                  vector: vector, deleted: false, scanned: 4, sequence: 5)
+        let good = SyncProtocol.EntryRows.encode([row, row])
+        let one = good.count / 2
+        func reason(_ bytes: [UInt8]) -> String {
+            do {
+                _ = try SyncProtocol.EntryRows.decode(bytes)
+                return "accepted"
+            } catch { return "\(error)" }
+        }
+        // Cut anywhere inside the second row.
+        for cut in [one + 1, one + 6, good.count - 1] {
+            #expect(reason(Array(good.prefix(cut))).hasPrefix("index row 2 of the answer:"), "\(cut)")
+        }
+        // A path length far past the end.
+        var long = good
+        long[0] = 0xFF; long[1] = 0xFF; long[2] = 0xFF; long[3] = 0x7F
+        #expect(reason(long).contains("row 1") && reason(long).contains("path runs past the end"))
+        // A path that is not UTF-8.
+        var invalid = good
+        invalid[4] = 0xFF
+        #expect(reason(invalid).contains("path is not UTF-8"))
+        // A malformed vector, and a tombstone flag that is neither 0 nor 1.
+        var badVector = good
+        badVector[one - 1] = UInt8(ascii: ",")
+        #expect(reason(badVector).contains("version vector"), "\(reason(badVector))")
+        var badFlag = good
+        let flag = one - 4 - vector.description.utf8.count - 1
+        badFlag[flag] = 2
+        #expect(reason(badFlag).contains("tombstone flag"), "\(reason(badFlag))")
+    }
 }

@@ -187,7 +187,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             throw EndpointError.transport("\(location): the peer closed the connection")
         }
         let response: SyncProtocol.Response
-        do { response = try codec.decode(SyncProtocol.Response.self, from: frame) } catch {
+        do { response = try codec.decode(SyncProtocol.Response.self, from: frame) } catch let error as SyncProtocol.EntryRows.Malformed {
+            throw EndpointError.transport("\(location): the peer sent a malformed message: \(error)")
+        } catch {
             throw EndpointError.transport("\(location): the peer sent a malformed message")
         }
         if !response.ok {

@@ -21,7 +21,7 @@ import WorkspaceCore
 /// next one starts from there) → `setSyncMark` after a clean sync → `bye`.
 public enum SyncProtocol {
     /// 8: `expectWrites` (the paths about to be staged or removed, so the server reads their
-    /// lock files ahead);
+    /// lock files ahead); index rows in answers travel in a compact binary form (`EntryRows`);
     /// 7: a `stage` carries the `peer` whose merge base the copy becomes, recorded by the
     /// server's flush (no `setBase` request per copy pushed);
     /// 6: file contents travel raw after the message's JSON instead of in base64 (`Codec`);
@@ -95,7 +95,12 @@ public enum SyncProtocol {
         public var replica: String?
         public var location: String?
         public var version: Int?
-        public var entries: [SyncIndex.Entry]?
+        /// Index rows (`refresh`, `flush`, `ack`), which travel in a compact form (`EntryRows`).
+        public var entries: [SyncIndex.Entry]? {
+            get { rows?.entries }
+            set { rows = newValue.map(EntryRows.init) }
+        }
+        var rows: EntryRows?
         public var entry: SyncIndex.Entry?
         public var content: Data?
         public var hash: String?
