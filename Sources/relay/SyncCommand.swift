@@ -176,7 +176,12 @@ struct SyncServeCommand: ParsableCommand {
     }
 
     func run() throws {
+        var timings = SyncTimings("sync-serve")
+        timings.mark("parsed")
         let workspace = try Workspace.open(at: NSString(string: directory).expandingTildeInPath)
-        try SyncServer.serve(try LocalEndpoint(workspace: workspace))
+        timings.mark("workspace opened")
+        let endpoint = try LocalEndpoint(workspace: workspace)
+        timings.mark("index opened")
+        try SyncServer.serve(endpoint)
     }
 }
