@@ -468,6 +468,8 @@ public final class SyncIndex {
                 }
             }
             for entry in updates { current[entry.path] = entry }
+            // The listing is freed elsewhere: the caller is waiting for this refresh.
+            ReleaseLater.release(stamps)
             timings.mark("compare")
             if bases == nil { _ = try objects.commit() }
         }

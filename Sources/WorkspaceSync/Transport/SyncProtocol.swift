@@ -305,6 +305,9 @@ public enum SyncServer {
         while let frame = try tally.time("wait for a request", { try SyncProtocol.readFrame(input) }) {
             var response = SyncProtocol.Response(ok: true)
             var op = "?"
+            // The refresh begun at hello, kept until its answer is written and then freed on
+            // another thread.
+            var answered: SyncIndex.Snapshot?
             do {
                 let request = try tally.time("decode", { try codec.decode(SyncProtocol.Request.self, from: frame) })
                 op = request.op
@@ -323,6 +326,7 @@ public enum SyncServer {
                 let begun = early
                 early = nil
                 let snapshot = begun.map { begun in Result { try begun.wait() } }
+                answered = try? snapshot?.get()
                 try tally.time(request.op) {
                     if request.op == "refresh", let snapshot {
                         try answerRefresh(request, endpoint, snapshot: try snapshot.get(), &response)
@@ -347,6 +351,7 @@ public enum SyncServer {
                 response.message = "\(error)"
             }
             try tally.time("answer \(op)", { try codec.write(response, to: output) })
+            if let snapshot = answered.take() { ReleaseLater.release(snapshot) }
             if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) { timings.mark("answered \(op)") }
         }
     }
