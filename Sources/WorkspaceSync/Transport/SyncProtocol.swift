@@ -21,7 +21,8 @@ import WorkspaceCore
 /// next one starts from there) → `setSyncMark` after a clean sync → `bye`.
 public enum SyncProtocol {
     /// 8: `expectWrites` (the paths about to be staged or removed, so the server reads their
-    /// lock files ahead); index rows in answers travel in a compact binary form (`EntryRows`);
+    /// lock files ahead); index rows in answers travel in a compact binary form (`EntryRows`),
+    /// and so do `stage` and `stageRemoval` (`CompactWrite`);
     /// 7: a `stage` carries the `peer` whose merge base the copy becomes, recorded by the
     /// server's flush (no `setBase` request per copy pushed);
     /// 6: file contents travel raw after the message's JSON instead of in base64 (`Codec`);
@@ -158,6 +159,8 @@ public enum SyncProtocol {
         /// The body of the most common answer, `{"ok":true}`, written and read without JSON.
         static let plainOK = Array(#"{"ok":true}"#.utf8)
         private let encoder = JSONEncoder(), decoder = JSONDecoder()
+        /// Vector texts of compact write requests already parsed.
+        private var vectors: [String: VersionVector] = [:]
 
         public init() {
             encoder.dataEncodingStrategy = .custom { data, encoder in
@@ -184,6 +187,7 @@ public enum SyncProtocol {
         /// The frame body of `message`.
         public func encode<T: Encodable>(_ message: T) throws -> [UInt8] {
             if let response = message as? Response, response.isPlainOK { return Self.plainOK }
+            if let request = message as? Request, let compact = CompactWrite.encode(request) { return compact }
             let attachments = Attachments()
             encoder.userInfo[Self.attachmentsKey] = attachments
             defer { encoder.userInfo[Self.attachmentsKey] = nil }
@@ -201,6 +205,9 @@ public enum SyncProtocol {
         /// The message in a frame body.
         public func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws -> T {
             if T.self == Response.self, body == Self.plainOK { return Response(ok: true) as! T }
+            if T.self == Request.self, body.first == CompactWrite.magic {
+                return try CompactWrite.decode(body, vectors: &vectors) as! T
+            }
             let attachments = Attachments()
             decoder.userInfo[Self.attachmentsKey] = attachments
             defer { decoder.userInfo[Self.attachmentsKey] = nil }
