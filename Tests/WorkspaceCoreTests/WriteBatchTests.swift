@@ -70,8 +70,21 @@ struct WriteBatchTests {
         #expect(fixture.contents("notes/inside/keep.md") == "a person's file\n")
     }
 
+    /// Housekeeping (emptying the trash, merging history) runs at nice 19 on a thread of its
+    /// own, and leaves the priority of the rest of the process alone.
+    @Test func housekeepingRunsAtTheLowestPriorityAndOnlyThere() throws {
+        errno = 0
+        let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let seen = LockedBox<Int32?>(nil)
+        Housekeeping.run { seen.mutate { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) } }
+        for _ in 0..<1500 where seen.value == nil { usleep(10_000) }
+        #expect(seen.value == 19)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+    }
+
+    /// Up to 15 s: the trash is emptied at the lowest priority, behind whatever else runs.
     private func waitUntilEmpty(_ folder: String) throws -> Bool {
-        for _ in 0..<500 {
+        for _ in 0..<1500 {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             if names.isEmpty { return true }
             usleep(10_000)

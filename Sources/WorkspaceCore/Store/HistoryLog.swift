@@ -24,7 +24,6 @@ enum HistoryLog {
     static let mergeableSize = 1 << 20
     /// How many batch files make a merge worthwhile.
     static let compactionThreshold = 64
-    private static let queue = DispatchQueue(label: "relay.history-log", qos: .utility)
     private static let compacting = Mutex<Set<String>>([])
     static let temporaryPrefix = ".tmp-"
 
@@ -81,11 +80,11 @@ enum HistoryLog {
         var needle = Array(#""path":"#.utf8)
         needle.append(contentsOf: try encoder().encode(path))
         let decoder = JSONDecoder()
-        var seen = Set<ArraySlice<UInt8>>()
+        var seen = Set<Line>()
         var records: [VersionRecord] = []
         func collect(_ bytes: [UInt8]) {
             for line in bytes.split(separator: 10) where line.count > needle.count && contains(line, needle) {
-                guard seen.insert(line).inserted else { continue }
+                guard seen.insert(Line(line)).inserted else { continue }
                 if let record = try? decoder.decode(VersionRecord.self, from: Data(line)), record.path == path {
                     records.append(record)
                 }
@@ -108,6 +107,17 @@ enum HistoryLog {
         return records
     }
 
+    /// A line as a set member, hashed in one pass over its bytes (an `ArraySlice` hashes
+    /// byte by byte: most of a merge's time went there).
+    struct Line: Hashable {
+        let bytes: ArraySlice<UInt8>
+        init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+        static func == (a: Line, b: Line) -> Bool { a.bytes.elementsEqual(b.bytes) }
+    }
+
     private static func contains(_ line: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
         guard let first = needle.first, line.count >= needle.count else { return false }
         var index = line.startIndex
@@ -119,10 +129,11 @@ enum HistoryLog {
         return false
     }
 
-    /// Merges the small batch files of `folder` on a background queue when there are many.
+    /// Merges the small batch files of `folder` in the background (`Housekeeping`, at the
+    /// lowest priority) when there are many.
     static func compactLater(_ folder: String) {
         guard compacting.withLock({ $0.insert(folder).inserted }) else { return }
-        queue.async {
+        Housekeeping.run {
             _ = try? compact(folder)
             _ = compacting.withLock { $0.remove(folder) }
         }
@@ -153,10 +164,10 @@ enum HistoryLog {
         }
         guard small.count >= max(threshold, 2) else { return 0 }
         var merged: [UInt8] = []
-        var seen = Set<ArraySlice<UInt8>>()
+        var seen = Set<Line>()
         for name in small {
             guard let snapshot = try FileSnapshot.read(folder + "/" + name, displayPath: name) else { continue }
-            for line in snapshot.bytes.split(separator: 10) where seen.insert(line).inserted {
+            for line in snapshot.bytes.split(separator: 10) where seen.insert(Line(line)).inserted {
                 merged.append(contentsOf: line)
                 merged.append(10)
             }

@@ -5,7 +5,7 @@ import SystemPackage
 
 /// Files Relay no longer needs — a displaced version the store already holds, a deleted file
 /// whose content the store has kept — moved into `.relay/trash/` instead of unlinked where a
-/// writer waits, and unlinked later on a background queue.
+/// writer waits, and unlinked later in the background (`Housekeeping`, at the lowest priority).
 ///
 /// Unlinking a file whose blocks are on disk frees them at once, and on a file system mounted
 /// with `discard` (this machine's root is) the kernel waits for the device to trim them: about
@@ -15,7 +15,6 @@ import SystemPackage
 enum Trash {
     /// Folders with something discarded and not swept yet, and folders being swept.
     private static let state = Mutex<(dirty: Set<String>, sweeping: Set<String>, seen: Set<String>)>(([], [], []))
-    private static let queue = DispatchQueue(label: "relay.trash", qos: .utility)
     /// Files moved into a trash by this process (for tests).
     static let moved = Mutex(0)
 
@@ -46,7 +45,7 @@ enum Trash {
         }
     }
 
-    /// Empties `folder` on the background queue if anything was discarded into it (or, the
+    /// Empties `folder` in the background if anything was discarded into it (or, the
     /// first time this process asks, in case an earlier one left something).
     static func emptyLater(_ folder: String) {
         let start = state.withLock { state -> Bool in
@@ -57,7 +56,7 @@ enum Trash {
             return true
         }
         guard start else { return }
-        queue.async {
+        Housekeeping.run {
             empty(folder)
             let again = state.withLock { state -> Bool in
                 state.sweeping.remove(folder)

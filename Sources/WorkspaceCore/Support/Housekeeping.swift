@@ -1,0 +1,36 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Work that may wait for idle CPU — emptying the trash, merging history files — on a thread
+/// of its own at the lowest priority (nice 19), one job after another. On a 2-core machine a
+/// history merge at normal priority took a tenth of a sync server's CPU while the client was
+/// waiting on it; at nice 19 it gets the time nobody else wants. A thread is started when
+/// jobs arrive and ends when there are none left (a thread cannot be given back its priority
+/// without privileges, so pooled threads are not used).
+enum Housekeeping {
+    private static let state = Mutex<(jobs: [@Sendable () -> Void], running: Bool)>(([], false))
+
+    static func run(_ job: @escaping @Sendable () -> Void) {
+        let start = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            if state.running { return false }
+            state.running = true
+            return true
+        }
+        guard start else { return }
+        Thread.detachNewThread {
+            // Linux gives each thread its own nice value; 0 names the calling thread.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            while let next = state.withLock({ state -> (@Sendable () -> Void)? in
+                guard !state.jobs.isEmpty else {
+                    state.running = false
+                    return nil
+                }
+                return state.jobs.removeFirst()
+            }) {
+                next()
+            }
+        }
+    }
+}
