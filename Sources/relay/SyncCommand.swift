@@ -61,11 +61,11 @@ struct SyncCommand: ParsableCommand {
             // Over ssh the peer is started first, and its answer read once this side has
             // refreshed: the two start up and walk their trees at the same time.
             remote = isRemote ? try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay, waitForHello: false)
-                : try LocalEndpoint(workspace: try Workspace.open(at: peer))
+                : try LocalEndpoint(workspace: try Workspace.open(at: peer), walkAhead: true)
         } catch let error as EndpointError {
             throw CommandFailure(message: error.description)
         }
-        let localEndpoint = try LocalEndpoint(workspace: local)
+        let localEndpoint = try LocalEndpoint(workspace: local, walkAhead: true)
         timings.mark("opened")
         guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
         var settings = Reconciler.Options()
@@ -180,7 +180,8 @@ struct SyncServeCommand: ParsableCommand {
         timings.mark("parsed")
         let workspace = try Workspace.open(at: NSString(string: directory).expandingTildeInPath)
         timings.mark("workspace opened")
-        let endpoint = try LocalEndpoint(workspace: workspace)
+        // Every sync asks for a refresh first: the walk begins while the index opens.
+        let endpoint = try LocalEndpoint(workspace: workspace, walkAhead: true)
         timings.mark("index opened")
         try SyncServer.serve(endpoint)
     }

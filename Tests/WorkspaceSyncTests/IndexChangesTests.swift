@@ -13,7 +13,8 @@ final class ServedReplica: @unchecked Sendable {
 
     init(_ replica: Replica) throws {
         let toServer = Pipe(), fromServer = Pipe()
-        let server = try LocalEndpoint(workspace: replica.workspace)
+        // As `relay sync-serve` makes it: walking the tree while the index opens.
+        let server = try LocalEndpoint(workspace: replica.workspace, walkAhead: true)
         let input = toServer.fileHandleForReading, output = fromServer.fileHandleForWriting
         let done = finished
         nonisolated(unsafe) let served = server
@@ -63,6 +64,22 @@ struct IndexChangesTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-index-changes-" + UUID().uuidString
 
     func populated() throws -> (Replica, Replica) { try laptopAndDesktop(in: base) }
+
+    /// A walk begun when the endpoint was made (`walkAhead`, as `relay sync-serve` and `relay
+    /// sync` make theirs) serves the refresh that follows at once, but not one that comes after
+    /// `Walk.freshFor`: a file written after that walk is then still found.
+    @Test func aWalkBegunAheadIsNotUsedOnceItIsStale() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let replica = try Replica(base, "laptop")
+        try replica.write("early.md", "here before\n")
+        let endpoint = try LocalEndpoint(workspace: replica.workspace, walkAhead: true)
+        Thread.sleep(forTimeInterval: 0.2)  // the walk of this small tree is long done
+        try replica.write("late.md", "written after the walk\n")
+        Thread.sleep(forTimeInterval: Double(SyncIndex.Walk.freshFor) / 1e9 + 0.1)
+        let snapshot = try endpoint.refreshSnapshot()
+        #expect(snapshot.entries["early.md"] != nil)
+        #expect(snapshot.entries["late.md"] != nil, "the stale walk was used")
+    }
 
     @Test func aSecondSyncWithNoChangesReceivesOnlyAHandfulOfIndexRows() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }

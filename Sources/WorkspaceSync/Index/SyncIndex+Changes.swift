@@ -22,11 +22,17 @@ extension SyncIndex {
     ///   own batch, which its flush commits before any merge base row names them); nil: stored
     ///   and flushed before this returns.
     public func refreshed(storingBasesIn bases: WriteBatch? = nil) throws -> Snapshot {
+        try refreshed(storingBasesIn: bases, walk: nil)
+    }
+
+    /// `refreshed`, with a walk of this workspace begun earlier (`LocalEndpoint(walkAhead:)`)
+    /// when there is one; one begun more than `Walk.freshFor` ago is not used.
+    func refreshed(storingBasesIn bases: WriteBatch?, walk early: Walk?) throws -> Snapshot {
         try transaction {
             var timings = SyncTimings("refreshed \(workspace.root)")
             // The tree is walked while the index is read: two independent reads, one of the
             // disk's folders and one of SQLite.
-            let walk = Walk(workspace, inBackground: true)
+            let walk = early.flatMap { $0.isFresh ? $0 : nil } ?? Walk(workspace, inBackground: true)
             var entries: [String: Entry]
             do { entries = try self.entries() } catch {
                 _ = try? walk.listing.wait()

@@ -399,6 +399,11 @@ public final class SyncIndex {
     struct Walk {
         let began = Int64(Date().timeIntervalSince1970 * 1e9)
         let listing: BackgroundWork<(stamps: [(path: String, stamp: FileStamp)], sawTemporary: Bool)>
+        /// How long a walk begun ahead of its refresh stays usable: a file changed after its
+        /// stat is seen by the next sync (and this one's writes check every file before they
+        /// replace it), but a walk is meant to be the refresh's own.
+        static let freshFor: Int64 = 2_000_000_000
+        var isFresh: Bool { Int64(Date().timeIntervalSince1970 * 1e9) - began < Self.freshFor }
 
         init(_ workspace: Workspace, inBackground: Bool) {
             listing = BackgroundWork(inBackground: inBackground) {

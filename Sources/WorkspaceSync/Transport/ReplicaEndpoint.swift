@@ -145,11 +145,17 @@ public final class LocalEndpoint: ReplicaEndpoint {
     /// The peer each staged copy becomes the merge base with (`stage(basePeer:)`).
     private var stagedBases: [String: String] = [:]
 
-    public init(workspace: Workspace) throws {
+    /// A walk of the tree begun when the endpoint was made, for its first refresh.
+    private var walkAhead: SyncIndex.Walk?
+
+    /// - parameter walkAhead: begin walking the tree now, for a refresh that is about to come
+    ///   (a sync, a server about to be asked): the walk runs while the index opens.
+    public init(workspace: Workspace, walkAhead: Bool = false) throws {
         var workspace = workspace
         // Files that arrive through sync are not triggers on the receiving replica.
         workspace.writesTrigger = false
         self.workspace = workspace
+        if walkAhead { self.walkAhead = SyncIndex.Walk(workspace, inBackground: true) }
         self.index = try SyncIndex(workspace: workspace)
         index.batchesWrites = true
         batch = WriteBatch(workspace, operation: "sync")
@@ -231,7 +237,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func refreshSnapshot() throws -> SyncIndex.Snapshot {
         // The new versions it keeps as merge bases are stored by this sync's first flush, which
         // comes before any base row names them (and while the peer flushes too).
-        let snapshot = try index.refreshed(storingBasesIn: batch)
+        let snapshot = try index.refreshed(storingBasesIn: batch, walk: walkAhead.take())
         refreshedSequence = snapshot.sequence
         return snapshot
     }
