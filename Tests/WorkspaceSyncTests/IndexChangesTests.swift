@@ -81,6 +81,29 @@ struct IndexChangesTests {
         #expect(snapshot.entries["late.md"] != nil, "the stale walk was used")
     }
 
+    /// Rows put together take the sequences they would one by one, in order; a restamp of an
+    /// unchanged row keeps its sequence; and the kept digest is the rows' digest.
+    @Test func rowsPutTogetherTakeConsecutiveSequencesAndKeepTheDigest() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let replica = try Replica(base, "laptop")
+        let index = try SyncIndex(workspace: replica.workspace)
+        var vector = VersionVector()
+        vector.increment("laptop")
+        func row(_ path: String, _ hash: String, inode: UInt64 = 1) -> SyncIndex.Entry {
+            SyncIndex.Entry(path: path, hash: hash, stamp: FileStamp(inode: inode, size: 1, modifiedNanoseconds: 1), vector: vector,
+                            deleted: false, scanned: 1)
+        }
+        let start = try index.sequence()
+        let first = try index.put([(row("a.md", "aa"), false), (row("b.md", "bb"), false), (row("c.md", "cc"), false)])
+        #expect(first == [start + 1, start + 2, start + 3])
+        // b.md restamped (same content, a new inode): keeps its sequence; a.md changed: a new one.
+        let second = try index.put([(row("b.md", "bb", inode: 9), true), (row("a.md", "a2"), false)])
+        #expect(second[0] == start + 2 && second[1] > start + 3)
+        #expect(try index.entry("b.md")?.stamp.inode == 9)
+        #expect(try index.storedDigest() == SyncIndex.digest(try index.entries().values))
+        #expect(try index.put([]) == [])
+    }
+
     @Test func aSecondSyncWithNoChangesReceivesOnlyAHandfulOfIndexRows() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try populated()

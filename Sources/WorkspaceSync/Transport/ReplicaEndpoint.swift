@@ -196,30 +196,33 @@ public final class LocalEndpoint: ReplicaEndpoint {
         let outcomes = try batch.commit()
         timings.mark("batch committed")
         defer { timings.mark("rows written and committed") }
+        // The rows of what was installed, written together (`SyncIndex.put(_:)`).
+        var rows: [SyncIndex.Entry] = []
         for outcome in outcomes {
             if removals.contains(outcome.path) {
                 guard outcome.removed, let vector = vectors[outcome.path] else {
                     results[outcome.path] = .some(nil)
                     continue
                 }
-                var tombstone = SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
-                                                vector: vector, deleted: true, scanned: SyncIndex.now())
-                tombstone.sequence = try index.put(tombstone)
-                results[outcome.path] = tombstone
+                rows.append(SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                            vector: vector, deleted: true, scanned: SyncIndex.now()))
                 continue
             }
             guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
                 results[outcome.path] = .some(nil)
                 continue
             }
-            var entry = SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
-                                        deleted: false, scanned: SyncIndex.now())
-            entry.sequence = try index.put(entry)
-            results[outcome.path] = entry
+            rows.append(SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
+                                        deleted: false, scanned: SyncIndex.now()))
+        }
+        let sequences = try index.put(rows.map { ($0, false) })
+        for (var entry, sequence) in zip(rows, sequences) {
+            entry.sequence = sequence
+            results[entry.path] = entry
             // Its content went to the store when it was staged (for the kinds that merge).
-            if let peer = basePeers[outcome.path] {
-                try index.setBase(peer: peer, path: outcome.path, hash: entry.hash, vector: vector)
-                bases[peer]?[outcome.path] = entry.hash
+            if !entry.deleted, let peer = basePeers[entry.path] {
+                try index.setBase(peer: peer, path: entry.path, hash: entry.hash, vector: entry.vector)
+                bases[peer]?[entry.path] = entry.hash
             }
         }
         try index.commitWrites()
