@@ -63,6 +63,14 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// Copies what the write-ahead log holds into the database without waiting for readers or
+    /// writers (`PRAGMA wal_checkpoint(PASSIVE)`): done where nobody waits for it, it keeps
+    /// the log short, so SQLite's own checkpoint (when the log passes 1,000 pages, inside
+    /// whichever commit gets there) does not land in the middle of a sync.
+    public func checkpoint() throws {
+        try execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
     /// Runs statements that return no rows.
     public func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?

@@ -66,6 +66,9 @@ struct SyncCommand: ParsableCommand {
             throw CommandFailure(message: error.description)
         }
         let localEndpoint = try LocalEndpoint(workspace: local, walkAhead: true)
+        // While ssh connects this side has time to spare: the index's log is checkpointed then,
+        // before this side's refresh (a checkpoint cannot finish under an open transaction).
+        if isRemote { try? localEndpoint.index.checkpoint() }
         timings.mark("opened")
         guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
         var settings = Reconciler.Options()

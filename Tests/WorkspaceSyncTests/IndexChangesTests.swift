@@ -81,6 +81,26 @@ struct IndexChangesTests {
         #expect(snapshot.entries["late.md"] != nil, "the stale walk was used")
     }
 
+    /// A server checkpoints its index's log once its client has said bye (nobody waits for it
+    /// then): the sync's rows are in the database file itself afterwards, so SQLite's own
+    /// checkpoint does not land inside the next sync. Without it, a sync this small (well
+    /// under SQLite's 1,000 pages) leaves the database file as it was.
+    @Test func aServerCheckpointsItsIndexAfterBye() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        let file = b.workspace.layout.state + "/sync.sqlite"
+        func databaseFile() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: file)) }
+        // A first checkpoint of our own, so the next sync's rows are all in the log.
+        try SQLiteDatabase(file: file).checkpoint()
+        let before = try databaseFile()
+        try a.write("notes/new.md", "one more\n")
+        try syncOverProtocol(a, b)
+        #expect(try databaseFile() != before, "the server's rows stayed in the log")
+        let rows = try SyncIndex(workspace: b.workspace).entries()
+        #expect(rows["notes/new.md"] != nil)
+    }
+
     /// Rows put together take the sequences they would one by one, in order; a restamp of an
     /// unchanged row keeps its sequence; and the kept digest is the rows' digest.
     @Test func rowsPutTogetherTakeConsecutiveSequencesAndKeepTheDigest() throws {

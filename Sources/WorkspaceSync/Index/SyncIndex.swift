@@ -95,6 +95,12 @@ public final class SyncIndex {
         epoch = try database.prepare("SELECT value FROM meta WHERE key = 'epoch'").rows([]) { $0.text(0) }.first ?? ""
     }
 
+    /// Checkpoints the index's log (`SQLiteDatabase.checkpoint`): call it where nobody waits —
+    /// a server after its client said bye, a client over ssh while ssh connects. The log then
+    /// starts this side's next sync nearly empty, and SQLite's own checkpoint (~5–10 ms with
+    /// four fdatasyncs, inside every other change set's sync before) stays out of it.
+    public func checkpoint() throws { try database.checkpoint() }
+
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
     /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`),
     /// 4 each peer copy's digest and live count, and its rows indexed by sequence, 5 each row's

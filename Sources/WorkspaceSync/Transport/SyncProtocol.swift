@@ -309,6 +309,7 @@ public enum SyncServer {
         // The requests that come one to a sync (not the per-path ones), on the wall clock.
         var timings = SyncTimings("server")
         timings.mark("serving")
+        var perPath = 0
         while let frame = try tally.time("wait for a request", { try SyncProtocol.readFrame(input) }) {
             var response = SyncProtocol.Response(ok: true)
             var op = "?"
@@ -318,6 +319,7 @@ public enum SyncServer {
             do {
                 let request = try tally.time("decode", { try codec.decode(SyncProtocol.Request.self, from: frame) })
                 op = request.op
+                if op == "flush" && perPath > 0 { timings.mark("got flush after \(perPath) per-path requests") }
                 if request.op == "bye" {
                     // The answer to bye means everything is committed: the client need not
                     // wait for this process to end (freeing an index of 100,000 rows, closing).
@@ -326,6 +328,9 @@ public enum SyncServer {
                     early = nil
                     _ = try endpoint.flush()
                     try codec.write(response, to: output)
+                    // The client has its answer and does not wait for this process: the index's
+                    // log is checkpointed now, not inside the next sync's commit.
+                    try? endpoint.index.checkpoint()
                     return
                 }
                 // A refresh begun at hello (below) is finished before anything else touches
@@ -359,7 +364,13 @@ public enum SyncServer {
             }
             try tally.time("answer \(op)", { try codec.write(response, to: output) })
             if let snapshot = answered.take() { ReleaseLater.release(snapshot) }
-            if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) { timings.mark("answered \(op)") }
+            if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) {
+                timings.mark("answered \(op)")
+                perPath = 0
+            } else {
+                perPath += 1
+                if perPath == 1 { timings.mark("answered the first \(op)") }
+            }
         }
     }
 
