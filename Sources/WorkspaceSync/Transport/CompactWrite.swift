@@ -34,73 +34,33 @@ extension SyncProtocol {
                   request.expected.map({ $0.utf8.count <= 255 }) ?? true,
                   request.peer.map({ $0.utf8.count <= 0xFFFF }) ?? true else { return nil }
             let vectorText = vector.description
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(32 + path.utf8.count + vectorText.utf8.count + (request.content?.count ?? 0) + 100)
-            func integer<T: FixedWidthInteger>(_ value: T) {
-                withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-            }
-            bytes.append(magic)
-            bytes.append(op)
-            integer(UInt32(path.utf8.count))
-            bytes.append(contentsOf: path.utf8)
-            if let expected = request.expected {
-                bytes.append(1)
-                integer(UInt8(expected.utf8.count))
-                bytes.append(contentsOf: expected.utf8)
-            } else {
-                bytes.append(0)
-            }
-            integer(UInt32(vectorText.utf8.count))
-            bytes.append(contentsOf: vectorText.utf8)
-            if let peer = request.peer {
-                bytes.append(1)
-                integer(UInt16(peer.utf8.count))
-                bytes.append(contentsOf: peer.utf8)
-            } else {
-                bytes.append(0)
-            }
+            var writer = BinaryWriter(capacity: 32 + path.utf8.count + vectorText.utf8.count + (request.content?.count ?? 0) + 100)
+            writer.integer(magic)
+            writer.integer(op)
+            writer.text(path, length: UInt32.self)
+            writer.integer(UInt8(request.expected == nil ? 0 : 1))
+            if let expected = request.expected { writer.text(expected, length: UInt8.self) }
+            writer.text(vectorText, length: UInt32.self)
+            writer.integer(UInt8(request.peer == nil ? 0 : 1))
+            if let peer = request.peer { writer.text(peer, length: UInt16.self) }
             if let content = request.content {
-                integer(UInt32(content.count))
-                bytes.append(contentsOf: content)
+                writer.integer(UInt32(content.count))
+                writer.bytes.append(contentsOf: content)
             }
-            return bytes
+            return writer.bytes
         }
 
         /// The request in a body that begins with `magic`. `vectors` caches parsed vector texts
         /// (a sync's copies share a handful).
         static func decode(_ body: [UInt8], vectors: inout [String: VersionVector]) throws -> Request {
             try body.withUnsafeBufferPointer { buffer in
-                var offset = 1
-                func take(_ count: Int, _ what: String) throws -> UnsafeBufferPointer<UInt8> {
-                    guard count >= 0, count <= buffer.count - offset else {
-                        throw EndpointError.transport("a compact write request's \(what) runs past its end")
-                    }
-                    defer { offset += count }
-                    return UnsafeBufferPointer(rebasing: buffer[offset..<(offset + count)])
-                }
-                func integer<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws -> T {
-                    let raw = try take(MemoryLayout<T>.size, what)
-                    var value = T.zero
-                    withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(raw)) }
-                    return T(littleEndian: value)
-                }
-                func text(_ count: Int, _ what: String) throws -> String {
-                    guard let text = String(validating: try take(count, what), as: UTF8.self) else {
-                        throw EndpointError.transport("a compact write request's \(what) is not UTF-8")
-                    }
-                    return text
-                }
-                func flag(_ what: String) throws -> Bool {
-                    let value = try integer(UInt8.self, what)
-                    guard value <= 1 else { throw EndpointError.transport("a compact write request's \(what) flag is \(value)") }
-                    return value == 1
-                }
-                let op = try integer(UInt8.self, "op")
+                var reader = BinaryReader(buffer, from: 1) { EndpointError.transport("a compact write request's " + $0) }
+                let op = try reader.integer(UInt8.self, "op")
                 guard op == 1 || op == 2 else { throw EndpointError.transport("a compact write request has op \(op)") }
                 var request = Request(op: op == 1 ? "stage" : "stageRemoval")
-                request.path = try text(Int(try integer(UInt32.self, "path length")), "path")
-                if try flag("expected") { request.expected = try text(Int(try integer(UInt8.self, "expected length")), "expected") }
-                let vectorText = try text(Int(try integer(UInt32.self, "vector length")), "vector")
+                request.path = try reader.text(length: UInt32.self, "path")
+                if try reader.flag("expected") { request.expected = try reader.text(length: UInt8.self, "expected") }
+                let vectorText = try reader.text(length: UInt32.self, "vector")
                 if let known = vectors[vectorText] { request.vector = known } else {
                     guard let vector = VersionVector(text: vectorText) else {
                         throw EndpointError.transport("a compact write request's version vector '\(vectorText.prefix(80))' is malformed")
@@ -108,10 +68,10 @@ extension SyncProtocol {
                     vectors[vectorText] = vector
                     request.vector = vector
                 }
-                if try flag("peer") { request.peer = try text(Int(try integer(UInt16.self, "peer length")), "peer") }
-                if op == 1 { request.content = Data(try take(Int(try integer(UInt32.self, "content length")), "content")) }
-                guard offset == buffer.count else {
-                    throw EndpointError.transport("a compact write request has \(buffer.count - offset) bytes left over")
+                if try reader.flag("peer") { request.peer = try reader.text(length: UInt16.self, "peer") }
+                if op == 1 { request.content = Data(try reader.take(Int(try reader.integer(UInt32.self, "content length")), "content")) }
+                guard reader.left == 0 else {
+                    throw EndpointError.transport("a compact write request has \(reader.left) bytes left over")
                 }
                 return request
             }

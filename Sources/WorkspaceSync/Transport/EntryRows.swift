@@ -30,29 +30,20 @@ extension SyncProtocol {
         }
 
         static func encode(_ entries: [SyncIndex.Entry]) -> [UInt8] {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(entries.count * 160)
-            func integer<T: FixedWidthInteger>(_ value: T) {
-                withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-            }
+            var writer = BinaryWriter(capacity: entries.count * 160)
             for entry in entries {
-                integer(UInt32(entry.path.utf8.count))
-                bytes.append(contentsOf: entry.path.utf8)
+                writer.text(entry.path, length: UInt32.self)
                 // A hash is 64 hex digits or nothing; anything longer would not fit its length.
-                let hash = entry.hash.utf8.prefix(255)
-                integer(UInt8(hash.count))
-                bytes.append(contentsOf: hash)
-                integer(entry.stamp.inode)
-                integer(Int64(entry.stamp.size))
-                integer(entry.stamp.modifiedNanoseconds)
-                integer(entry.scanned)
-                integer(entry.sequence)
-                integer(UInt8(entry.deleted ? 1 : 0))
-                let vector = entry.vector.description
-                integer(UInt32(vector.utf8.count))
-                bytes.append(contentsOf: vector.utf8)
+                writer.text(entry.hash.utf8.count <= 255 ? Substring(entry.hash) : entry.hash.prefix(64), length: UInt8.self)
+                writer.integer(entry.stamp.inode)
+                writer.integer(Int64(entry.stamp.size))
+                writer.integer(entry.stamp.modifiedNanoseconds)
+                writer.integer(entry.scanned)
+                writer.integer(entry.sequence)
+                writer.integer(UInt8(entry.deleted ? 1 : 0))
+                writer.text(entry.vector.description, length: UInt32.self)
             }
-            return bytes
+            return writer.bytes
         }
 
         struct Malformed: Error, CustomStringConvertible {
@@ -66,37 +57,19 @@ extension SyncProtocol {
             // Most rows share a handful of vectors: each distinct text is parsed once.
             var vectors: [String: VersionVector] = [:]
             try bytes.withUnsafeBufferPointer { buffer in
-                var offset = 0
-                while offset < buffer.count {
+                var reader = BinaryReader(buffer) { Malformed(row: 0, reason: "its " + $0) }
+                while reader.left > 0 {
                     let row = entries.count
-                    func take(_ count: Int, _ what: String) throws -> UnsafeBufferPointer<UInt8> {
-                        guard count >= 0, count <= buffer.count - offset else {
-                            throw Malformed(row: row, reason: "its \(what) runs past the end")
-                        }
-                        defer { offset += count }
-                        return UnsafeBufferPointer(rebasing: buffer[offset..<(offset + count)])
-                    }
-                    func integer<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws -> T {
-                        let raw = try take(MemoryLayout<T>.size, what)
-                        var value = T.zero
-                        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(raw)) }
-                        return T(littleEndian: value)
-                    }
-                    func text(_ count: Int, _ what: String) throws -> String {
-                        guard let text = String(validating: try take(count, what), as: UTF8.self) else {
-                            throw Malformed(row: row, reason: "its \(what) is not UTF-8")
-                        }
-                        return text
-                    }
-                    let path = try text(Int(try integer(UInt32.self, "path length")), "path")
-                    let hash = try text(Int(try integer(UInt8.self, "hash length")), "hash")
-                    let inode = try integer(UInt64.self, "inode")
-                    let size = try integer(Int64.self, "size")
-                    let modified = try integer(Int64.self, "modification time")
-                    let scanned = try integer(Int64.self, "scan time")
-                    let sequence = try integer(Int64.self, "sequence")
-                    let deleted = try integer(UInt8.self, "tombstone flag")
-                    let vectorText = try text(Int(try integer(UInt32.self, "vector length")), "vector")
+                    reader.failure = { Malformed(row: row, reason: "its " + $0) }
+                    let path = try reader.text(length: UInt32.self, "path")
+                    let hash = try reader.text(length: UInt8.self, "hash")
+                    let inode = try reader.integer(UInt64.self, "inode")
+                    let size = try reader.integer(Int64.self, "size")
+                    let modified = try reader.integer(Int64.self, "modification time")
+                    let scanned = try reader.integer(Int64.self, "scan time")
+                    let sequence = try reader.integer(Int64.self, "sequence")
+                    let deleted = try reader.flag("tombstone")
+                    let vectorText = try reader.text(length: UInt32.self, "vector")
                     let vector: VersionVector
                     if let known = vectors[vectorText] { vector = known } else {
                         guard let parsed = VersionVector(text: vectorText) else {
@@ -105,12 +78,10 @@ extension SyncProtocol {
                         vectors[vectorText] = parsed
                         vector = parsed
                     }
-                    guard deleted <= 1, let size = Int(exactly: size), size >= 0 else {
-                        throw Malformed(row: row, reason: "its size or tombstone flag is out of range")
-                    }
+                    guard let size = Int(exactly: size), size >= 0 else { throw Malformed(row: row, reason: "its size \(size) is out of range") }
                     entries.append(SyncIndex.Entry(path: path, hash: hash,
                                                    stamp: FileStamp(inode: inode, size: size, modifiedNanoseconds: modified),
-                                                   vector: vector, deleted: deleted == 1, scanned: scanned, sequence: sequence))
+                                                   vector: vector, deleted: deleted, scanned: scanned, sequence: sequence))
                 }
             }
             return entries
