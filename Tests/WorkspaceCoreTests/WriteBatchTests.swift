@@ -28,6 +28,20 @@ struct WriteBatchTests {
         #expect(fixture.temporaries().isEmpty)
     }
 
+    /// A replaced file keeps its permissions (an executable script stays executable), and a new
+    /// file lands in folders the batch makes, several levels deep.
+    @Test func aReplacedFileKeepsItsPermissionsAndANewOneGetsItsFolders() throws {
+        try fixture.put("tools/run.sh", "echo old\n")
+        chmod(fixture.absolute("tools/run.sh"), 0o750)
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("tools/run.sh", bytes: Array("echo new\n".utf8), expected: ContentHash(of: "echo old\n"))
+        try batch.stage("deep/er/still/new.md", bytes: Array("new\n".utf8), expected: nil)
+        _ = try batch.commit()
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.absolute("tools/run.sh"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o750)
+        #expect(fixture.contents("tools/run.sh") == "echo new\n" && fixture.contents("deep/er/still/new.md") == "new\n")
+    }
+
     /// What a batch no longer needs — a displaced version the store already has, a deleted
     /// file — leaves its path at once and is unlinked afterwards in the background.
     @Test func displacedCopiesTheStoreHasAndDeletedFilesLeaveAtOnceAndTheTrashEmptiesAfterwards() throws {

@@ -96,8 +96,9 @@ public final class WriteBatch {
     public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, knownStamp: FileStamp? = nil,
                       overwrite: Bool = false) throws {
         try holding(path) { target, lock in
-            try quick.createParentFolders(of: target)
-            let permissions = try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions
+            // `resolve` just found every folder on the way when the file itself is there.
+            if !target.exists { try quick.createParentFolders(of: target) }
+            let permissions = target.exists ? try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions : nil
             let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
             staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
                                  knownStamp: expected == nil ? nil : knownStamp, checked: !overwrite))

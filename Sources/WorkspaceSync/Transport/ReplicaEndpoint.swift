@@ -162,12 +162,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
-        try check(path)
+        // The batch resolves the path in the sandbox itself (`refusedBySandbox`).
+        try checkExcluded(path)
         // The file is checked against its stamp in the index, fresh from this sync's refresh:
         // the version it displaces is not read (on a disk whose cache went cold, the reads
         // of the old versions were most of a receiving batch's install).
         let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
-        try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
+        try refusedBySandbox {
+            try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
+        }
         // The copy is the next merge base: keep it, in the same flush.
         if index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes) }
         staged[path] = vector
@@ -179,9 +182,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
-        try check(path)
+        try checkExcluded(path)
         guard let hash = ContentHash(hex: expected) else { throw EndpointError.transport("'\(expected)' is not a content hash") }
-        try batch.stageRemoval(path, expected: hash, knownStamp: try index.vouchedStamp(path, hash: expected))
+        let known = try index.vouchedStamp(path, hash: expected)
+        try refusedBySandbox { try batch.stageRemoval(path, expected: hash, knownStamp: known) }
         staged[path] = vector
         removing.insert(path)
     }
@@ -254,8 +258,19 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.
     func check(_ path: String) throws {
+        try checkExcluded(path)
+        try refusedBySandbox { _ = try workspace.resolve(path) }
+    }
+
+    /// Relay's state and temporary files are never synced, whatever the sandbox would say.
+    private func checkExcluded(_ path: String) throws {
         if SyncIndex.isExcluded(path) { throw EndpointError.refused("refused path '\(path)': .relay/ and temporary files are never synced") }
-        do { _ = try workspace.resolve(path) } catch let error as WorkspaceError where error.code == .pathRefused || error.code == .notADirectory {
+    }
+
+    /// Runs `body`, whose path the workspace resolves in its sandbox: a refusal (outside the
+    /// root, a link out, a file where a folder must be) is the peer's path refused.
+    private func refusedBySandbox(_ body: () throws -> Void) throws {
+        do { try body() } catch let error as WorkspaceError where error.code == .pathRefused || error.code == .notADirectory {
             throw EndpointError.refused(error.message)
         }
     }
