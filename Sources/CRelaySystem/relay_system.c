@@ -45,3 +45,7 @@ int relay_ofd_is_locked(int fd) {
 int relay_syncfs(int fd) {
     return syncfs(fd);
 }
+
+int relay_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}

@@ -26,4 +26,8 @@ int relay_ofd_is_locked(int fd);
 /// syncfs(2): flushes the whole file system that holds fd. Returns 0 or -1 with errno.
 int relay_syncfs(int fd);
 
+/// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts writing the file's dirty pages
+/// and returns without waiting. Returns 0 or -1 with errno.
+int relay_start_writeback(int fd);
+
 #endif

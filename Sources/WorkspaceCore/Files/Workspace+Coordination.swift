@@ -113,7 +113,7 @@ extension Workspace {
         do {
             try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: path.relative) }
             if let permissions { try Syscall.fchmod(fd, permissions).orThrow("chmod", path: path.relative) }
-            if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) }
+            if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) } else { Syscall.startWriteback(fd) }
             let identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: path.relative))
             Syscall.close(fd)
             return Temporary(absolute: absolute, name: name, identity: identity, hash: ContentHash(of: bytes), size: bytes.count)
