@@ -158,6 +158,18 @@ public final class SQLiteDatabase {
             sqlite3_reset(statement)
         }
 
+        /// Runs a query and hands each row to `body` (no array of results is built).
+        public func forEachRow(_ values: [Value] = [], _ body: (Row) throws -> Void) throws {
+            bind(values)
+            defer { sqlite3_reset(statement) }
+            while true {
+                let result = sqlite3_step(statement)
+                if result == SQLITE_DONE { break }
+                guard result == SQLITE_ROW else { throw database.failure(result, String(cString: sqlite3_sql(statement))) }
+                try body(Row(statement: statement))
+            }
+        }
+
         /// Runs a query and maps each row.
         public func rows<T>(_ values: [Value] = [], _ map: (Row) throws -> T) throws -> [T] {
             bind(values)

@@ -185,10 +185,14 @@ public final class SyncIndex {
 
     public func entries() throws -> [String: Entry] {
         var reader = EntryReader()
-        let rows = try database.prepare("SELECT \(Self.columns) FROM files").rows([], { reader.entry($0) })
-        // Sized once: growing it row by row rehashed every path ~17 times at 100,000 files.
-        var result = [String: Entry](minimumCapacity: rows.count)
-        for entry in rows { result[entry.path] = entry }
+        // Sized once (growing it row by row rehashed every path ~17 times at 100,000 files), and
+        // filled as the rows come, without an array of them first.
+        let count = try statement("SELECT COUNT(*) FROM files").rows([]) { $0.integer(0) }.first ?? 0
+        var result = [String: Entry](minimumCapacity: Int(count))
+        try database.prepare("SELECT \(Self.columns) FROM files").forEachRow([]) { row in
+            let entry = reader.entry(row)
+            result[entry.path] = entry
+        }
         return result
     }
 

@@ -301,8 +301,10 @@ public enum SyncServer {
         let codec = SyncProtocol.Codec()
         // Whatever the client left unflushed (it went away) is committed, not lost.
         defer { _ = try? endpoint.flush() }
-        var early: BackgroundWork<SyncIndex.Snapshot>?
-        // A refresh begun at hello is waited for before anything else touches the endpoint.
+        // Every sync asks for a refresh after hello: it begins now, while hello is read and
+        // answered and the client walks its own tree, instead of when the request arrives.
+        // Hello only reads the replica's id; anything else waits for this refresh first.
+        var early: BackgroundWork<SyncIndex.Snapshot>? = BackgroundWork { try endpoint.refreshSnapshot() }
         defer { _ = try? early?.wait() }
         var tally = SyncTimings.Tally("server")
         defer { tally.report() }
@@ -333,10 +335,10 @@ public enum SyncServer {
                     try? endpoint.index.checkpoint()
                     return
                 }
-                // A refresh begun at hello (below) is finished before anything else touches
+                // The refresh begun at the start is finished before anything but hello touches
                 // the endpoint; the client's refresh request takes its snapshot.
-                let begun = early
-                early = nil
+                let begun = request.op == "hello" ? nil : early
+                if request.op != "hello" { early = nil }
                 let snapshot = begun.map { begun in Result { try begun.wait() } }
                 answered = try? snapshot?.get()
                 try tally.time(request.op) {
@@ -346,9 +348,6 @@ public enum SyncServer {
                         try handle(request, endpoint, &response)
                     }
                 }
-                // Every sync asks for a refresh next: it begins now, while the client walks its
-                // own tree, instead of after the client's request arrives.
-                if request.op == "hello" { early = BackgroundWork { try endpoint.refreshSnapshot() } }
             } catch let error as EndpointError {
                 response = SyncProtocol.Response(ok: false)
                 switch error {
