@@ -276,8 +276,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func read(_ path: String, expected: String) throws -> [UInt8] {
-        try check(path)
-        let bytes = try workspace.read(path)
+        // The read resolves the path in the sandbox itself.
+        try checkExcluded(path)
+        var bytes: [UInt8] = []
+        try refusedBySandbox { bytes = try workspace.read(path) }
         guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
         return bytes
     }
