@@ -315,8 +315,8 @@ public enum SyncServer {
         while let frame = try tally.time("wait for a request", { try SyncProtocol.readFrame(input) }) {
             var response = SyncProtocol.Response(ok: true)
             var op = "?"
-            // The refresh begun at hello, kept until its answer is written and then freed on
-            // another thread.
+            // The snapshot of the refresh begun at the start, kept until its answer is written
+            // and then freed on another thread.
             var answered: SyncIndex.Snapshot?
             do {
                 let request = try tally.time("decode", { try codec.decode(SyncProtocol.Request.self, from: frame) })
@@ -363,12 +363,14 @@ public enum SyncServer {
             }
             try tally.time("answer \(op)", { try codec.write(response, to: output) })
             if let snapshot = answered.take() { ReleaseLater.release(snapshot) }
-            if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) {
-                timings.mark("answered \(op)")
-                perPath = 0
-            } else {
-                perPath += 1
-                if perPath == 1 { timings.mark("answered the first \(op)") }
+            if SyncTimings.enabled {
+                if !["stage", "stageRemoval", "read", "record", "setBase"].contains(op) {
+                    timings.mark("answered \(op)")
+                    perPath = 0
+                } else {
+                    perPath += 1
+                    if perPath == 1 { timings.mark("answered the first \(op)") }
+                }
             }
         }
     }
