@@ -598,12 +598,19 @@ public final class Reconciler {
     /// or that sync would not have been clean); nil: any.
     static func clashes(_ a: EntryMap, _ b: EntryMap, among candidates: Set<String>? = nil) -> (Set<String>, Set<String>) {
         var clashing = Set<String>(), deleteFirst = Set<String>()
-        func look(at path: String, _ entry: SyncIndex.Entry, mine: EntryMap, theirs: EntryMap) {
+        // Folders already found not to be a live file on the side looked at: new files share
+        // their folders, and a look-up in a peer's copy is a query.
+        var notFiles: [Set<String>] = [[], []]
+        func look(at path: String, _ entry: SyncIndex.Entry, mine: EntryMap, theirs: EntryMap, side: Int) {
             guard !entry.deleted, mine[path]?.deleted ?? true else { return }
             var folder = Substring(path)
             while let slash = folder.lastIndex(of: "/") {
                 folder = folder[..<slash]
-                guard let file = mine[String(folder)], !file.deleted else { continue }
+                if notFiles[side].contains(String(folder)) { continue }
+                guard let file = mine[String(folder)], !file.deleted else {
+                    notFiles[side].insert(String(folder))
+                    continue
+                }
                 let name = String(folder)
                 if let gone = theirs[name], gone.deleted, gone.vector.compare(to: file.vector) == .after {
                     deleteFirst.insert(name)
@@ -613,11 +620,11 @@ public final class Reconciler {
                 }
             }
         }
-        for (mine, theirs) in [(a, b), (b, a)] {
+        for (side, (mine, theirs)) in [(a, b), (b, a)].enumerated() {
             if let candidates {
-                for path in candidates { if let entry = theirs[path] { look(at: path, entry, mine: mine, theirs: theirs) } }
+                for path in candidates { if let entry = theirs[path] { look(at: path, entry, mine: mine, theirs: theirs, side: side) } }
             } else {
-                for (path, entry) in theirs.all { look(at: path, entry, mine: mine, theirs: theirs) }
+                for (path, entry) in theirs.all { look(at: path, entry, mine: mine, theirs: theirs, side: side) }
             }
         }
         return (clashing, deleteFirst)
