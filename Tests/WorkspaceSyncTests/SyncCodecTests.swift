@@ -81,20 +81,28 @@ struct SyncCodecTests {
         #expect(throws: DecodingError.self) { try codec.decode(SyncProtocol.Request.self, from: message) }
     }
 
-    /// A server answering a malformed message says so, and goes on serving.
-    @Test func aServerAnswersAMalformedMessageWithAnErrorAndGoesOn() throws {
-        let base = NSTemporaryDirectory() + "relay-codec-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: base) }
+    /// Serves a fresh replica under `base` the frame bodies `bodies` between a hello and a bye
+    /// (as `relay sync-serve` would), and returns every answer in order: hello's first, bye's last.
+    func served(_ bodies: [[UInt8]], in base: String) throws -> [SyncProtocol.Response] {
         let replica = try Replica(base, "desktop")
         let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
-        try codec.write(hello, to: toServer.fileHandleForWriting.fileDescriptor)
-        try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, [0, 0, 0, 200, UInt8(ascii: "x")])
-        try codec.write(SyncProtocol.Request(op: "bye"), to: toServer.fileHandleForWriting.fileDescriptor)
+        for body in [try codec.encode(hello)] + bodies + [try codec.encode(SyncProtocol.Request(op: "bye"))] {
+            try SyncProtocol.writeFrame(toServer.fileHandleForWriting.fileDescriptor, body)
+        }
         try SyncServer.serve(try LocalEndpoint(workspace: replica.workspace), input: toServer.fileHandleForReading.fileDescriptor,
                              output: fromServer.fileHandleForWriting.fileDescriptor)
-        let answers = try (0..<3).map { _ in try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor)) }
+        return try (0..<(bodies.count + 2)).map { _ in
+            try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor))
+        }
+    }
+
+    /// A server answering a malformed message says so, and goes on serving.
+    @Test func aServerAnswersAMalformedMessageWithAnErrorAndGoesOn() throws {
+        let base = NSTemporaryDirectory() + "relay-codec-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let answers = try served([[0, 0, 0, 200, UInt8(ascii: "x")]], in: base)
         #expect(answers[0].ok)
         #expect(!answers[1].ok && answers[1].message?.contains("200 bytes") == true, "\(answers[1].message ?? "")")
         #expect(answers[2].ok)
@@ -105,19 +113,11 @@ struct SyncCodecTests {
     @Test func anExpectWritesHintIsAnsweredAndOneWithoutPathsNamesTheField() throws {
         let base = NSTemporaryDirectory() + "relay-codec-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let replica = try Replica(base, "desktop")
-        let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
-        var hello = SyncProtocol.Request(op: "hello")
-        hello.version = SyncProtocol.version
+        let codec = SyncProtocol.Codec()
         var hint = SyncProtocol.Request(op: "expectWrites")
         hint.paths = ["notes/a.md", "../evil.md", "/etc/passwd", ".relay/replica-id"]
         hint.hashes = ["../../etc/passwd", String(repeating: "a", count: 64), ""]
-        for request in [hello, hint, SyncProtocol.Request(op: "expectWrites"), SyncProtocol.Request(op: "bye")] {
-            try codec.write(request, to: toServer.fileHandleForWriting.fileDescriptor)
-        }
-        try SyncServer.serve(try LocalEndpoint(workspace: replica.workspace), input: toServer.fileHandleForReading.fileDescriptor,
-                             output: fromServer.fileHandleForWriting.fileDescriptor)
-        let answers = try (0..<4).map { _ in try #require(try codec.read(SyncProtocol.Response.self, from: fromServer.fileHandleForReading.fileDescriptor)) }
+        let answers = try served([try codec.encode(hint), try codec.encode(SyncProtocol.Request(op: "expectWrites"))], in: base)
         #expect(answers[0].ok && answers[1].ok && answers[3].ok)
         #expect(!answers[2].ok && answers[2].message?.contains("'paths'") == true, "\(answers[2].message ?? "")")
         #expect(!FileManager.default.fileExists(atPath: base + "/evil.md"))

@@ -93,8 +93,11 @@ public final class WriteBatch {
     ///   and hashed.
     /// - throws: `WorkspaceError` for a refused path, a lock timeout, or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
+    /// - returns: the hash of `bytes` (for a caller that also stores them, `storeObject(_:hash:)`).
+    @discardableResult
     public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, knownStamp: FileStamp? = nil,
-                      overwrite: Bool = false) throws {
+                      overwrite: Bool = false) throws -> ContentHash {
+        var hash: ContentHash?
         try holding(path) { target, lock in
             // `resolve` just found every folder on the way when the file itself is there.
             if !target.exists { try quick.createParentFolders(of: target) }
@@ -103,7 +106,9 @@ public final class WriteBatch {
             staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
                                  knownStamp: expected == nil ? nil : knownStamp, checked: !overwrite))
             stagedBytes += bytes.count
+            hash = temporary.hash
         }
+        return hash!
     }
 
     /// Resolves `path`, takes its lock for the batch (undoing what a killed holder left) and

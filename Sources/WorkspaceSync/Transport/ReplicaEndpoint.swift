@@ -168,11 +168,12 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // the version it displaces is not read (on a disk whose cache went cold, the reads
         // of the old versions were most of a receiving batch's install).
         let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
+        var hash: ContentHash?
         try refusedBySandbox {
-            try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
+            hash = try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
         }
-        // The copy is the next merge base: keep it, in the same flush.
-        if index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes) }
+        // The copy is the next merge base: keep it, in the same flush (hashed once, by the stage).
+        if let hash, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes, hash: hash) }
         staged[path] = vector
         stagedBases[path] = basePeer
     }
