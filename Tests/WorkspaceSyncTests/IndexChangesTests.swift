@@ -84,8 +84,9 @@ struct IndexChangesTests {
     /// A server checkpoints its index's log once its client has said bye (nobody waits for it
     /// then): the sync's rows are in the database file itself afterwards, so SQLite's own
     /// checkpoint does not land inside the next sync. Without it, a sync this small (well
-    /// under SQLite's 1,000 pages) leaves the database file as it was.
-    @Test func aServerCheckpointsItsIndexAfterBye() throws {
+    /// under SQLite's 1,000 pages) leaves the database file as it was. The log is truncated
+    /// too: the next process to open the index would otherwise read all of it first.
+    @Test func aServerCheckpointsAndTruncatesItsIndexLogAfterBye() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try populated()
         try syncOverProtocol(a, b)
@@ -97,6 +98,9 @@ struct IndexChangesTests {
         try a.write("notes/new.md", "one more\n")
         try syncOverProtocol(a, b)
         #expect(try databaseFile() != before, "the server's rows stayed in the log")
+        // And the log is truncated: the next process to open the index has no frames to read.
+        let log = try FileManager.default.attributesOfItem(atPath: file + "-wal")[.size] as? Int
+        #expect(log == 0, "the server left \(log ?? -1) bytes of log")
         let rows = try SyncIndex(workspace: b.workspace).entries()
         #expect(rows["notes/new.md"] != nil)
     }

@@ -194,6 +194,11 @@ struct ConflictNameTests {
         ("context.md", MergeKind.text), ("Research/notes.txt", .text), ("Journal/user/2026-11-22.md", .journal),
         ("Journal/agent/2026-11-22.md", .journal), ("Chats/2026-11-22.json", .transcript), ("Chats/old/x.json", .binary),
         ("Research/paper.pdf", .binary), ("relay.json", .binary), ("photo.JPG", .binary),
+        // Names with odd dots: the last non-empty part after a dot is the extension.
+        ("notes/...", .binary), ("...", .binary), ("Journal/...", .journal), ("notes/draft.MD.", .text),
+        ("notes/.md", .text), ("notes/archive.tar.gz", .binary), ("Journal", .journal), ("Journal/x.json", .binary),
+        ("Chats/a.JSON", .transcript), ("Chats", .binary), ("notes/é.md", .text), ("notes/x.MARKDOWN", .text),
+        ("notes/x.Ｍd", .binary),
     ])
     func kindsByPath(path: String, kind: MergeKind) {
         #expect(MergeKind.of(path) == kind)

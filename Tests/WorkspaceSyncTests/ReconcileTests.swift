@@ -61,6 +61,23 @@ struct ReconcileScenarioTests {
         return (a, b)
     }
 
+
+    /// A file whose name is only dots ("..." is a valid name) syncs, is edited on both sides
+    /// and keeps both versions: its kind (binary, no extension) was once a crash.
+    @Test func aFileNamedOnlyWithDotsSyncsAndConflictsLikeAnyOther() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        try a.write("notes/...", "three dots\n")
+        try sync(a, b)
+        #expect(b.read("notes/...") == "three dots\n")
+        try a.write("notes/...", "laptop\n")
+        try b.write("notes/...", "desktop\n")
+        let summary = try sync(a, b)
+        #expect(summary.conflicts == 1)
+        #expect(a.tree() == b.tree())
+        let texts = Set(a.tree().values.compactMap { String(data: $0, encoding: .utf8) })
+        #expect(texts.isSuperset(of: ["laptop\n", "desktop\n"]))
+    }
     @Test func nonOverlappingHandEditsOfContextMdMergeCleanly() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

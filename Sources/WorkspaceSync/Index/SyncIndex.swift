@@ -73,9 +73,13 @@ public final class SyncIndex {
 
     public init(workspace: Workspace) throws {
         self.workspace = workspace
+        var timings = SyncTimings("index opening")
         self.mergeRules = MergeRules.loadOrDefaults(from: workspace)
+        timings.mark("merge rules")
         self.replica = try workspace.replicaID()
+        timings.mark("replica id")
         let database = try SQLiteDatabase(file: workspace.layout.state + "/sync.sqlite")
+        timings.mark("database opened")
         // A sync's files are durable (WriteBatch) before their rows are written; an index that
         // lost its last commits to a power cut is what a sync killed before its index commit
         // leaves, which the next sync resumes (same content: vectors joined, nothing moves; a
@@ -91,8 +95,10 @@ public final class SyncIndex {
         if format < Self.format {
             try database.transaction { try Self.createOrMigrate(database) }
         }
+        timings.mark("format read")
         self.database = database
         epoch = try database.prepare("SELECT value FROM meta WHERE key = 'epoch'").rows([]) { $0.text(0) }.first ?? ""
+        timings.mark("epoch read")
     }
 
     /// Checkpoints the index's log (`SQLiteDatabase.checkpoint`): call it where nobody waits —
@@ -100,6 +106,12 @@ public final class SyncIndex {
     /// starts this side's next sync nearly empty, and SQLite's own checkpoint (~5–10 ms with
     /// four fdatasyncs, inside every other change set's sync before) stays out of it.
     public func checkpoint() throws { try database.checkpoint() }
+
+    /// `checkpoint()`, and the log truncated to nothing (`SQLiteDatabase.checkpointAndTruncate`):
+    /// for a process about to end (a server after bye), so that the next one to open this
+    /// index, often the next sync's server, does not first read the log this one left.
+    @discardableResult
+    public func checkpointAndTruncate() throws -> Bool { try database.checkpointAndTruncate() }
 
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
     /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`),

@@ -331,8 +331,9 @@ public enum SyncServer {
                     _ = try endpoint.flush()
                     try codec.write(response, to: output)
                     // The client has its answer and does not wait for this process: the index's
-                    // log is checkpointed now, not inside the next sync's commit.
-                    try? endpoint.index.checkpoint()
+                    // log is checkpointed now, not inside the next sync's commit, and truncated,
+                    // so that the next process to open the index has no log to read first.
+                    try? endpoint.index.checkpointAndTruncate()
                     return
                 }
                 // The refresh begun at the start is finished before anything but hello touches
