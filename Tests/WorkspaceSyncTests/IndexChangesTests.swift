@@ -81,6 +81,35 @@ struct IndexChangesTests {
         #expect(snapshot.entries["late.md"] != nil, "the stale walk was used")
     }
 
+    /// Many more stages than may wait for their answers (`RemoteEndpoint.maximumInFlight`),
+    /// some of which the server refuses: each refusal comes back for its own path, however the
+    /// answers were read in between, and every other file is installed.
+    @Test func refusalsAmongManyPostedStagesComeBackForTheirOwnPaths() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let b = try Replica(base, "desktop")
+        let served = try ServedReplica(b)
+        defer { served.close() }
+        _ = try served.endpoint.refresh()
+        var vector = VersionVector()
+        vector.increment("laptop")
+        let count = RemoteEndpoint.maximumInFlight * 3 + 7
+        var refused: [String] = []
+        for i in 0..<count {
+            // `.relay/` paths are refused by the server, never by this side.
+            let path = i % 13 == 5 ? ".relay/sneaky\(i).md" : "notes/n\(i % 7)/file\(i).md"
+            if path.hasPrefix(".relay/") { refused.append(path) }
+            try served.endpoint.stage(path, bytes: Array("note \(i)\n".utf8), expected: nil, vector: vector, basePeer: nil)
+        }
+        let failures = try served.endpoint.takeDeferredFailures()
+        #expect(failures.map(\.path) == refused)
+        #expect(failures.allSatisfy { if case .refused = $0.error { true } else { false } })
+        let results = try served.endpoint.flush()
+        #expect(results.values.compactMap { $0 }.count == count - refused.count)
+        #expect(b.read("notes/n\((count - 1) % 7)/file\(count - 1).md") == "note \(count - 1)\n")
+        #expect(b.tree().count == count - refused.count)
+        #expect(!FileManager.default.fileExists(atPath: b.root + "/.relay/sneaky5.md"))
+    }
+
     /// A server checkpoints its index's log once its client has said bye (nobody waits for it
     /// then): the sync's rows are in the database file itself afterwards, so SQLite's own
     /// checkpoint does not land inside the next sync. Without it, a sync this small (well

@@ -160,12 +160,15 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         _ = try collectBegunFlush()
         try codec.write(request, to: toPeer.fileDescriptor)
         inFlight.append((request.op, request.path))
-        if inFlight.count >= Self.maximumInFlight { try drain() }
+        // Half the answers are read, not all: the server keeps working on the other half
+        // meanwhile, and this side goes on reading files and sending (reading every answer
+        // left the server idle while this side made the next requests).
+        if inFlight.count >= Self.maximumInFlight { try drain(downTo: Self.maximumInFlight / 2) }
     }
 
-    /// Reads the answers of the requests in flight.
-    private func drain() throws {
-        while !inFlight.isEmpty {
+    /// Reads the answers of the requests in flight until at most `limit` are left.
+    private func drain(downTo limit: Int = 0) throws {
+        while inFlight.count > limit {
             let (op, path) = inFlight.removeFirst()
             do { _ = try receive(op: op, path: path) } catch let error as EndpointError {
                 switch error {
