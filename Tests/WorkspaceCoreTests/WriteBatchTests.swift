@@ -28,6 +28,29 @@ struct WriteBatchTests {
         #expect(fixture.temporaries().isEmpty)
     }
 
+    /// A batch's temporaries are handed to the writeback thread, which starts their disk
+    /// writes and closes them: more than its backlog at once (the rest are started and closed
+    /// by the writer), and afterwards not one descriptor of them is left open.
+    @Test func aBatchsTemporariesAreClosedByTheWritebackThreadNoneLeftOpen() throws {
+        let count = BackgroundWriteback.backlog + 150
+        let batch = WriteBatch(workspace, operation: "sync")
+        for i in 0..<count {
+            try batch.stage("many/f\(i % 9)/n\(i).md", bytes: Array("note \(i)\n".utf8), expected: nil)
+            if i % 3 == 0 { try batch.storeObject(Array("base \(i)\n".utf8)) }
+        }
+        let outcomes = try batch.commit()
+        #expect(outcomes.compactMap(\.result).count == count)
+        #expect(fixture.contents("many/f\((count - 1) % 9)/n\(count - 1).md") == "note \(count - 1)\n")
+        #expect(workspace.objects.contains(ContentHash(of: "base 0\n")))
+        func openHere() -> [String] {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+                .filter { $0.hasPrefix(workspace.root + "/") }
+        }
+        for _ in 0..<500 where !openHere().isEmpty { usleep(10_000) }
+        #expect(openHere().isEmpty, "still open: \(openHere().prefix(3))")
+    }
+
     /// A replaced file keeps its permissions (an executable script stays executable), and a new
     /// file lands in folders the batch makes, several levels deep.
     @Test func aReplacedFileKeepsItsPermissionsAndANewOneGetsItsFolders() throws {

@@ -113,9 +113,10 @@ extension Workspace {
         do {
             try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: path.relative) }
             if let permissions { try Syscall.fchmod(fd, permissions).orThrow("chmod", path: path.relative) }
-            if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) } else { Syscall.startWriteback(fd) }
+            if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) }
             let identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: path.relative))
-            Syscall.close(fd)
+            // Not durable: a batch's `syncfs` makes it so, and its writes start meanwhile.
+            if durable { Syscall.close(fd) } else { BackgroundWriteback.startThenClose(fd) }
             return Temporary(absolute: absolute, name: name, identity: identity, hash: ContentHash(of: bytes), size: bytes.count)
         } catch {
             Syscall.close(fd)

@@ -84,7 +84,10 @@ enum Syscall {
         }
         var result = bytes.withUnsafeBytes { writeAll(fd, $0) }
         if sync, case .success = result { result = fsync(fd) }
-        if !sync, case .success = result { startWriteback(fd) }
+        if !sync, case .success = result {
+            BackgroundWriteback.startThenClose(fd)
+            return result
+        }
         close(fd)
         if case .failure = result { _ = unlink(path) }
         return result
@@ -110,15 +113,16 @@ enum Syscall {
         retrying { Glibc.fsync(fd) }.map { _ in () }
     }
 
-    /// The corresponding C function is `syncfs`: flushes every dirty file and folder of the
-    /// file system that holds `fd`, in one journal commit.
     /// Starts writing the file's dirty pages to the disk and returns at once
     /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`): a batch's `syncfs` later finds them written
     /// or on their way instead of starting them all. Durability still comes from that flush.
+    /// Writers hand their files to `BackgroundWriteback`, which calls this off their thread.
     static func startWriteback(_ fd: CInt) {
         _ = relay_start_writeback(fd)
     }
 
+    /// The corresponding C function is `syncfs`: flushes every dirty file and folder of the
+    /// file system that holds `fd`, in one journal commit.
     static func syncfs(_ fd: CInt) -> Result<Void, Errno> {
         retrying { relay_syncfs(fd) }.map { _ in () }
     }
