@@ -51,6 +51,34 @@ struct WriteBatchTests {
         #expect(openHere().isEmpty, "still open: \(openHere().prefix(3))")
     }
 
+    /// `commit(whileFlushing:)` hands over the outcomes once every file is in place (while the
+    /// last flush runs), returns what the caller made of them, and passes on the caller's
+    /// error after the flush, with the files installed and the locks free; with nothing
+    /// staged the caller still runs, on no outcomes.
+    @Test func aCallerRecordsTheOutcomesWhileTheLastFlushRunsAndItsErrorComesBackAfter() throws {
+        struct RecordFailed: Error {}
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/a.md", bytes: Array("a\n".utf8), expected: nil)
+        try batch.stage("notes/b.md", bytes: Array("b\n".utf8), expected: nil)
+        let seen = try batch.commit { outcomes -> [String] in
+            #expect(fixture.contents("notes/a.md") == "a\n" && fixture.contents("notes/b.md") == "b\n", "in place before the caller runs")
+            return outcomes.compactMap { $0.result?.path }.sorted()
+        }
+        #expect(seen == ["notes/a.md", "notes/b.md"])
+        #expect(try WriteBatch(workspace, operation: "sync").commit { $0.count } == 0)
+
+        let failing = WriteBatch(workspace, operation: "sync")
+        try failing.stage("notes/a.md", bytes: Array("a2\n".utf8), expected: ContentHash(of: "a\n"))
+        #expect(throws: RecordFailed.self) { try failing.commit { _ in throw RecordFailed() } }
+        #expect(fixture.contents("notes/a.md") == "a2\n")
+        // The lock is free: another batch takes the path at once.
+        let next = WriteBatch(workspace, operation: "sync")
+        try next.stage("notes/a.md", bytes: Array("a3\n".utf8), expected: ContentHash(of: "a2\n"))
+        _ = try next.commit()
+        #expect(fixture.contents("notes/a.md") == "a3\n")
+        #expect(fixture.temporaries().isEmpty)
+    }
+
     /// A replaced file keeps its permissions (an executable script stays executable), and a new
     /// file lands in folders the batch makes, several levels deep.
     @Test func aReplacedFileKeepsItsPermissionsAndANewOneGetsItsFolders() throws {

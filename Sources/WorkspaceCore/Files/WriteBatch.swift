@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Synchronization
 
 /// Many whole-file replacements (and object-store copies) made durable together: two flushes
 /// of the file system per batch instead of an fsync of every file and of every folder.
@@ -169,6 +171,16 @@ public final class WriteBatch {
 
     /// Puts every staged file and object in place, durably, and releases the locks.
     public func commit() throws -> [Outcome] {
+        try commit(whileFlushing: { $0 })
+    }
+
+    /// `commit()`, with `meanwhile` given the outcomes once every file is in place, while its
+    /// last flush (the one that makes the renames durable) runs on another thread: a caller
+    /// that records the outcomes — a sync's index rows, ~4 ms for 170 files — writes them during
+    /// the ~4 ms that flush waits for the disk, and commits them after this returns. Returns
+    /// what `meanwhile` returned, once both are done; throws if either failed, so nothing is
+    /// recorded as durable that is not. Neither runs when nothing was staged.
+    public func commit<T>(whileFlushing meanwhile: ([Outcome]) throws -> T) throws -> T {
         // From here on a staged item is this function's: its temporary may hold a displaced
         // version, which must never be deleted as a leftover.
         let items = staged, removing = removals
@@ -179,7 +191,7 @@ public final class WriteBatch {
             for removal in removing { removal.lock.release() }
             abandon()
         }
-        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty else { return [] }
+        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty else { return try meanwhile([]) }
         var timings = SyncTimings("write-batch \(operation)")
         // The temporaries' bytes reach the disk before any of them is renamed into place.
         try flush()
@@ -260,14 +272,31 @@ public final class WriteBatch {
         try HistoryLog.write(records, in: quick.layout.historyBatches)
         timings.mark("archive")
         // The renames, folders, stored versions and history lines reach the disk before the
-        // caller records anything about them.
-        try flush()
-        timings.mark("second-flush")
+        // caller's records of them are committed (after this returns).
+        let flushed = durable ? Self.inBackground { [quick] in try Self.flush(quick) } : nil
+        let result = Result { try meanwhile(outcomes) }
+        try flushed?()
+        timings.mark("second-flush and the caller's records")
         // What the batch no longer needs (displaced versions the store had, deleted files) is
         // unlinked in the background, after the flushes it would have slowed.
         Trash.emptyLater(quick.layout.trash)
         HistoryLog.compactLater(quick.layout.historyBatches)
-        return outcomes
+        return try result.get()
+    }
+
+    /// Runs `work` on another thread; the function returned waits for it and rethrows its error.
+    private static func inBackground(_ work: @escaping @Sendable () throws -> Void) -> () throws -> Void {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Void, Error>>(.success(()))
+        Thread.detachNewThread {
+            let result = Result { try work() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        return {
+            done.wait()
+            try outcome.withLock { $0 }.get()
+        }
     }
 
     /// What the file to be replaced holds now: known by its stamp when the caller vouched for
@@ -318,6 +347,10 @@ public final class WriteBatch {
     /// Flushes the file systems of the workspace and of its object store (when durable).
     private func flush() throws {
         guard durable else { return }
+        try Self.flush(quick)
+    }
+
+    private static func flush(_ quick: Workspace) throws {
         var devices = Set<UInt64>()
         for folder in [quick.root, quick.layout.objects] {
             guard case .success(let info) = Syscall.lstat(folder), devices.insert(UInt64(info.st_dev)).inserted else { continue }

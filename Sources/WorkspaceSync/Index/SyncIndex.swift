@@ -398,6 +398,14 @@ public final class SyncIndex {
         inTransaction = true
     }
 
+    /// Drops the writes batched since the last commit, as a process killed before committing
+    /// them would (what the next sync resumes from).
+    public func abandonWrites() {
+        guard batchesWrites, inTransaction else { return }
+        try? database.execute("ROLLBACK")
+        inTransaction = false
+    }
+
     /// Commits the writes batched since the last commit.
     public func commitWrites() throws {
         guard batchesWrites, inTransaction else { return }

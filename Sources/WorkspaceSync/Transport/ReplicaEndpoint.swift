@@ -198,10 +198,26 @@ public final class LocalEndpoint: ReplicaEndpoint {
         removing = []
         stagedBases = [:]
         var timings = SyncTimings("endpoint flush")
-        let outcomes = try batch.commit()
-        timings.mark("batch committed")
-        defer { timings.mark("rows written and committed") }
-        // The rows of what was installed, written together (`SyncIndex.put(_:)`).
+        // The rows are written while the batch's last flush waits for the disk, and committed
+        // once it is done (`commit(whileFlushing:)`): no row describes a file not yet durable.
+        do {
+            try batch.commit { outcomes in try record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
+        } catch {
+            // The rows may be written and their files not durable: none of it is committed.
+            index.abandonWrites()
+            throw error
+        }
+        timings.mark("batch committed, rows written")
+        try index.commitWrites()
+        timings.mark("rows committed")
+        return results
+    }
+
+    /// The index rows of a batch's outcomes, written together (`SyncIndex.put(_:)`) in the open
+    /// transaction, with the merge bases of the copies; `results` gets each path's new row, or
+    /// nil for a path left alone.
+    private func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
+                        basePeers: [String: String], into results: inout [String: SyncIndex.Entry?]) throws {
         var rows: [SyncIndex.Entry] = []
         for outcome in outcomes {
             if removals.contains(outcome.path) {
@@ -230,8 +246,6 @@ public final class LocalEndpoint: ReplicaEndpoint {
                 bases[peer]?[entry.path] = entry.hash
             }
         }
-        try index.commitWrites()
-        return results
     }
 
     public func refresh() throws -> [String: SyncIndex.Entry] {
