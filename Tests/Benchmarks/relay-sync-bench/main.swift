@@ -1,6 +1,9 @@
 // relay-sync-bench: `relay sync` next to rsync (one-way) and Unison (two-way, warm archive) on the
 // same trees in the same run. 10,000 files (~60 MB, nested folders, Markdown/JSON/binary), a
-// change set of 100 modified + 50 new + 20 deleted, and a no-change sync; medians of 3 rounds.
+// change set of 100 modified + 50 new + 20 deleted, and a no-change sync; medians of 7 rounds
+// (RELAY_SYNC_BENCH_ROUNDS=N for another number: over ssh the tools differ by a few percent, and
+// the machine's noise is more than that in any one round). Over ssh the three tools take turns
+// at going first, and each round's relay/Unison ratio is printed too.
 // Needs the release `relay` next to this binary, rsync and unison on PATH (Debian packages).
 // RELAY_SYNC_BENCH_FILES=100000 runs the same at 100,000 files (~600 MB a tree; opt-in: the
 // trees take minutes to make); RELAY_SYNC_BENCH_KEEP=1 keeps the trees and prints where they
@@ -16,7 +19,7 @@ let relay = binFolder + "/relay"
 let base = FileManager.default.temporaryDirectory.path + "/relay-sync-bench-" + UUID().uuidString
 let environment = ProcessInfo.processInfo.environment
 let fileCount = Int(environment["RELAY_SYNC_BENCH_FILES"] ?? environment["RELAY_BENCH_SYNC_FILES"] ?? "") ?? 10_000
-let rounds = 3
+let rounds = max(1, Int(environment["RELAY_SYNC_BENCH_ROUNDS"] ?? "") ?? 7)
 let keep = environment["RELAY_SYNC_BENCH_KEEP"] == "1"
 defer { if keep { print("trees kept in \(base)") } else { try? FileManager.default.removeItem(atPath: base) } }
 /// The largest resident set of any process a timed command ran (`relay`'s, the peer's too).
@@ -167,10 +170,14 @@ for round in 0..<rounds {
     results["rsync-none", default: []].append(timed("rsync -a --delete '\(base)/sa/' '\(base)/sb/'"))
     results["unison-none", default: []].append(timed(unison, environment: unisonEnvironment))
     if ssh != nil {
-        for key in ["relay-ssh", "rsync-ssh", "unison-ssh"] {
+        // Each tool goes first in turn: the first after the change set is written may meet a
+        // busier disk.
+        let tools = ["relay-ssh", "rsync-ssh", "unison-ssh"]
+        let order = Array(tools[(round % 3)...] + tools[..<(round % 3)])
+        for key in order {
             results[key, default: []].append(timed(sshCommands[key]!, environment: sshEnvironment))
         }
-        for key in ["relay-ssh", "rsync-ssh", "unison-ssh"] {
+        for key in order {
             results[key + "-none", default: []].append(timed(sshCommands[key]!, environment: sshEnvironment))
         }
     }
@@ -197,6 +204,12 @@ if ssh != nil {
     print("  over ssh to sshd on loopback, no change:")
     for (label, key) in [("rsync -e ssh", "rsync-ssh-none"), ("unison ssh://", "unison-ssh-none"), ("relay sync user@host:path", "relay-ssh-none")] {
         row(label, median(results[key]!), against: median(results["rsync-ssh-none"]!), median(results["unison-ssh-none"]!))
+    }
+    // Round by round: relay and Unison ran one after the other on the same change set.
+    for (label, suffix) in [("change set", ""), ("no change", "-none")] {
+        let ratios = zip(results["relay-ssh" + suffix]!, results["unison-ssh" + suffix]!).map { $0 / $1 }
+        print("  over ssh, relay/Unison round by round, \(label): " + ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")
+              + String(format: " (median %.2f, under 1 in %d of %d)", median(ratios), ratios.filter { $0 < 1 }.count, ratios.count))
     }
 }
 ssh?.stop()
