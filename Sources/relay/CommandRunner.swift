@@ -16,22 +16,44 @@ enum CommandRunner {
                 try command.run()
             }
             return 0
-        } catch let error as WorkspaceError {
+        } catch {
+            return status(for: error)
+        }
+    }
+
+    /// `relay sync-serve --stdio DIR`, exactly as `relay sync` asks for it over ssh, run without
+    /// the argument parser: ~2 ms of the server's start (the parser's dynamic casts scan every
+    /// protocol conformance of this large binary once), and the server's start is on the path
+    /// every sync over ssh waits on. Any other form goes through `run` (help, errors, options).
+    static func runSyncServeDirectly(_ arguments: [String]) -> Int32? {
+        guard arguments.count == 3, arguments[0] == "sync-serve", arguments[1] == "--stdio", !arguments[2].hasPrefix("-") else { return nil }
+        do {
+            try SyncServeCommand.serve(arguments[2])
+            return 0
+        } catch {
+            return status(for: error)
+        }
+    }
+
+    /// Says what went wrong, and the exit status for it.
+    static func status(for error: Error) -> Int32 {
+        switch error {
+        case let error as WorkspaceError:
             Terminal.error(error.message)
             return error.isUsageError ? 2 : 1
-        } catch let error as WatcherError {
+        case let error as WatcherError:
             Terminal.error(error.message)
             return 1
-        } catch let error as LanguageModelError {
+        case let error as LanguageModelError:
             Terminal.error(error.message)
             return error.isConfigurationError ? 2 : 1
-        } catch let error as RelayError {
+        case let error as RelayError:
             Terminal.error(error.message)
             return error.isUsageError ? 2 : 1
-        } catch let error as CommandFailure {
+        case let error as CommandFailure:
             Terminal.error(error.message)
             return error.status
-        } catch {
+        default:
             let code = Relay.exitCode(for: error)
             let message = Relay.fullMessage(for: error)
             if code == .success {

@@ -178,7 +178,11 @@ struct SyncServeCommand: ParsableCommand {
         if !stdio { throw ValidationError("only --stdio is supported") }
     }
 
-    func run() throws {
+    func run() throws { try Self.serve(directory) }
+
+    /// Serves `directory` on standard input and output (also run without the argument parser:
+    /// `CommandRunner.runSyncServeDirectly`).
+    static func serve(_ directory: String) throws {
         var timings = SyncTimings("sync-serve")
         timings.mark("parsed")
         let workspace = try Workspace.open(at: NSString(string: directory).expandingTildeInPath)

@@ -6,7 +6,9 @@ import Glibc
 // output: both should be an EPIPE we handle, not a silent death by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
 prepareFileDescriptors()
-exit(await CommandRunner.run(Array(CommandLine.arguments.dropFirst())))
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let status = CommandRunner.runSyncServeDirectly(arguments) { exit(status) }
+exit(await CommandRunner.run(arguments))
 
 /// Raises the soft limit of open files to the hard one (at most 65,536), and sizes the file
 /// descriptor table for 2,048 descriptors now, while the process has a single thread.

@@ -66,6 +66,26 @@ struct SyncTransportTests {
         #expect(result.standardError.contains("box:notes") && result.standardError.contains("relay: command not found"), "\(result.standardError)")
     }
 
+    /// `relay sync-serve --stdio DIR`, the form a client starts over ssh, runs without the
+    /// argument parser; its errors read and exit as they did through it, and any other form
+    /// still goes through the parser (usage errors, help). That it serves is shown by every
+    /// sync through it here (`twoReplicasConvergeThroughSyncServe`, the real sshd below).
+    @Test func syncServeAsSshStartsItFailsClearlyOnAFolderThatIsNotAWorkspace() throws {
+        let here = try ScratchWorkspace()
+        let plain = here.base + "/plain"
+        try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
+        let served = try run(Binaries.relay, ["sync-serve", "--stdio", plain])
+        #expect(served.status == 2)
+        #expect(served.standardError.contains("\(plain) is not a Relay workspace"), "\(served.standardError)")
+        let missing = try run(Binaries.relay, ["sync-serve", "--stdio", here.base + "/missing"])
+        #expect(missing.status == 2 && missing.standardError.contains("no such folder"), "\(missing.standardError)")
+        let noFlag = try run(Binaries.relay, ["sync-serve", plain])
+        #expect(noFlag.status == 2 && noFlag.standardError.contains("only --stdio is supported"), "\(noFlag.standardError)")
+        let help = try run(Binaries.relay, ["sync-serve", "--stdio", "--help"])
+        let helpText = String(decoding: help.standardOutput, as: UTF8.self)
+        #expect(help.status == 0 && helpText.contains("relay sync-serve --stdio"), "\(helpText)")
+    }
+
     static let sshd: String? = ["/usr/sbin/sshd"].first { FileManager.default.isExecutableFile(atPath: $0) && FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen") }
 
     @Test(.enabled(if: sshd != nil, "needs sshd and ssh-keygen (Debian: openssh-server, openssh-client)"))
