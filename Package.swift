@@ -23,7 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
-        // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks).
+        // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks, a spawn
+        // that closes every other descriptor).
         .target(name: "CRelaySystem"),
         .target(
             name: "WorkspaceCore",
@@ -49,7 +50,7 @@ let package = Package(
         // Sync between replicas (design §7): index, version vectors, merges, transports.
         .target(
             name: "WorkspaceSync",
-            dependencies: ["WorkspaceCore", "RelaySQLite"]
+            dependencies: ["CRelaySystem", "WorkspaceCore", "RelaySQLite"]
         ),
         // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.
         .target(

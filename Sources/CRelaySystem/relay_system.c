@@ -1,7 +1,10 @@
 #define _GNU_SOURCE
 #include "relay_system.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -48,4 +51,55 @@ int relay_syncfs(int fd) {
 
 int relay_start_writeback(int fd) {
     return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+extern char **environ;
+
+/* fd itself when above 2, else a copy above 2 (the original closed): moved onto 0, 1 or 2 in
+   the child, a pipe end must never be the descriptor it replaces. */
+static int above_standard(int fd) {
+    if (fd > 2) return fd;
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return copy;
+}
+
+int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]) {
+    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+    int result = 0;
+    for (int i = 0; i < 3; i++) {
+        if (pipe2(pipes[i], O_CLOEXEC) != 0) { result = errno; goto done; }
+        pipes[i][0] = above_standard(pipes[i][0]);
+        pipes[i][1] = above_standard(pipes[i][1]);
+        if (pipes[i][0] < 0 || pipes[i][1] < 0) { result = errno; goto done; }
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0);
+    posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1);
+    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    result = posix_spawnp(pid, file, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (result == 0) {
+        ends[0] = pipes[0][1];
+        ends[1] = pipes[1][0];
+        ends[2] = pipes[2][0];
+        pipes[0][1] = pipes[1][0] = pipes[2][0] = -1;
+    }
+done:
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 2; j++) if (pipes[i][j] >= 0) close(pipes[i][j]);
+    }
+    return result;
 }

@@ -1,10 +1,11 @@
 // The Linux calls Swift's Glibc module does not expose (they sit behind _GNU_SOURCE or are
 // reached only through the variadic syscall()). Nothing else lives here; WorkspaceCore's
-// Internals/Syscalls.swift is the only caller.
+// Internals/Syscalls.swift is the only caller, and WorkspaceSync's PeerProcess of relay_spawn.
 #ifndef RELAY_SYSTEM_H
 #define RELAY_SYSTEM_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /// renameat2(2). flags: RELAY_RENAME_NOREPLACE or RELAY_RENAME_EXCHANGE. Returns 0 or -1 with errno.
 int relay_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
@@ -29,5 +30,12 @@ int relay_syncfs(int fd);
 /// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts writing the file's dirty pages
 /// and returns without waiting. Returns 0 or -1 with errno.
 int relay_start_writeback(int fd);
+
+/// Starts `file` (looked up on PATH, posix_spawnp) with `argv` and the environment, its
+/// standard input, output and error on three new pipes, every other descriptor closed in it,
+/// default signal handling, an empty signal mask, in a process group of its own. On success
+/// returns 0 and sets *pid and ends[0] (its input, to write), ends[1] (its output, to read),
+/// ends[2] (its error, to read), all O_CLOEXEC; else returns an errno value.
+int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]);
 
 #endif

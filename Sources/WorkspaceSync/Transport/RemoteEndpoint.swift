@@ -20,10 +20,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     private var greeted = false
     public let location: String
     /// The command at the other end; nil for a connection made by the caller.
-    private let process: Process?
+    private let process: PeerProcess?
     private let toPeer: FileHandle
     private let fromPeer: FileHandle
-    private let errors: Pipe?
     private var open = true
     private let codec = SyncProtocol.Codec()
 
@@ -49,20 +48,13 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// the caller works while the peer starts — a sync refreshes its own index meanwhile, and
     /// the server begins its refresh at hello.
     public init(command: [String], location: String, waitForHello: Bool = true) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw EndpointError.transport("could not start \(command.first ?? "?"): \(error)")
+        let process: PeerProcess
+        do { process = try PeerProcess(command) } catch let error as POSIXError {
+            throw EndpointError.transport("could not start \(command.first ?? "?"): \(String(cString: strerror(error.code.rawValue)))")
         }
         self.process = process
-        self.errors = errors
-        toPeer = input.fileHandleForWriting
-        fromPeer = output.fileHandleForReading
+        toPeer = process.input
+        fromPeer = process.output
         self.location = location
         try sayHello()
         if waitForHello { try connect() }
@@ -72,7 +64,6 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// protocol from `hello` on.
     public init(writingTo toPeer: FileHandle, readingFrom fromPeer: FileHandle, location: String) throws {
         process = nil
-        errors = nil
         self.toPeer = toPeer
         self.fromPeer = fromPeer
         self.location = location
@@ -131,9 +122,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     }
 
     private func peerErrors() -> String {
-        guard let process, let errors else { return "nothing" }
-        if process.isRunning { process.terminate() }
-        let text = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let process else { return "nothing" }
+        process.terminate()
+        let text = process.errorOutput().trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? "nothing" : text
     }
 
