@@ -177,6 +177,34 @@ struct IndexChangesTests {
         #expect(SyncIndex.digest(copy.values) == SyncIndex.digest(try peerIndex.entries().values))
     }
 
+    /// A sync that finds nothing to do over the protocol asks the server for nothing after its
+    /// refresh but bye: no flush, no ack, no new mark (the last one still holds). The copy of
+    /// the server's index stays right, and the mark still narrows the next sync to what changed.
+    @Test func aSyncWithNothingToDoMakesNoFlushAckOrMarkRoundTrip() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try populated()
+        try syncOverProtocol(a, b)
+        try syncOverProtocol(a, b)
+        let markBefore = try SyncIndex(workspace: a.workspace).syncMark(peer: try SyncIndex(workspace: b.workspace).replica)
+
+        let served = try ServedReplica(b)
+        let idle = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint).run()
+        #expect(idle.examined == 0 && idle.transferred == 0)
+        #expect(served.endpoint.sent["flush"] == nil && served.endpoint.sent["ack"] == nil && served.endpoint.sent["setSyncMark"] == nil,
+                "\(served.endpoint.sent)")
+        served.close()
+        let markAfter = try SyncIndex(workspace: a.workspace).syncMark(peer: try SyncIndex(workspace: b.workspace).replica)
+        #expect(markBefore != nil && markAfter?.id == markBefore?.id)
+
+        // Written on the peer meanwhile by someone else: the next sync sees it, and only it.
+        try b.write("desk/d3.txt", "desk 3, edited on the desktop\n")
+        let next = try syncOverProtocol(a, b)
+        #expect(next.examined == 1 && a.read("desk/d3.txt") == "desk 3, edited on the desktop\n")
+        let peerIndex = try SyncIndex(workspace: b.workspace)
+        let copy = try SyncIndex(workspace: a.workspace).peerEntries(peerIndex.replica)
+        #expect(SyncIndex.digest(copy.values) == SyncIndex.digest(try peerIndex.entries().values))
+    }
+
     @Test func changesMadeOnThePeerBetweenAndDuringSyncsAllArrive() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try populated()

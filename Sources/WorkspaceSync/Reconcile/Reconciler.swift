@@ -247,13 +247,19 @@ public final class Reconciler {
     /// sync, a sync that ended with something left over, an index restored from a backup or
     /// replaced, or `Options.examineAll`.
     private func changedSinceLastCleanSync(_ a: Side, _ b: Side) throws -> Set<String>? {
+        markStillHolds = false
         guard !options.examineAll, let here = a.endpoint.refreshedSequence, let there = b.endpoint.refreshedSequence,
               let mine = try a.endpoint.syncMark(peer: b.replica), let theirs = try b.endpoint.syncMark(peer: a.replica),
               mine.id == theirs.id, mine.mine == theirs.theirs, mine.theirs == theirs.mine,
               // A counter below the mark's has gone back (an index restored): not to be trusted.
               here >= mine.mine, there >= mine.theirs else { return nil }
+        // Neither index written since: the mark already says what a new one would.
+        markStillHolds = here == mine.mine && there == mine.theirs
         return Set(try a.entries.paths(writtenAfter: mine.mine)).union(try b.entries.paths(writtenAfter: mine.theirs))
     }
+
+    /// Whether both indexes are where the last clean sync's mark left them (no new mark needed).
+    private var markStillHolds = false
 
     /// After a sync that left nothing over (nothing skipped, refused or clashing; not a dry
     /// run), both sides record the same new mark with the sequences their refresh read: the
@@ -261,6 +267,8 @@ public final class Reconciler {
     private func markIfClean(_ a: Side, _ b: Side, _ summary: SyncSummary) throws {
         guard !options.dryRun, summary.skipped.isEmpty, summary.refused.isEmpty, summary.clashes.isEmpty,
               let here = a.endpoint.refreshedSequence, let there = b.endpoint.refreshedSequence else { return }
+        // Nothing was written on either side since that mark (so nothing was to do): it stands.
+        if markStillHolds { return }
         let id = SyncIndex.newMarkID()
         try b.endpoint.setSyncMark(SyncMark(id: id, mine: there, theirs: here), peer: a.replica)
         try a.endpoint.setSyncMark(SyncMark(id: id, mine: here, theirs: there), peer: b.replica)

@@ -128,8 +128,14 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return text.isEmpty ? "nothing" : text
     }
 
+    /// Whether a request that writes to the peer's index or tree was sent since the last
+    /// refresh (anything but reads, lookups and hints): without one, `finish` needs no ack.
+    private var wroteSinceRefresh = false
+    private static let readOnly: Set<String> = ["hello", "refresh", "read", "readMany", "base", "mergeBases", "loadObject", "expectWrites", "ack", "bye"]
+
     @discardableResult
     private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        if !Self.readOnly.contains(request.op) { wroteSinceRefresh = true }
         sentSinceFlush += 1
         sent[request.op, default: 0] += 1
         try connect()
@@ -145,6 +151,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// round trip per path saved. Its failure comes back from `takeDeferredFailures`, or
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
+        if !Self.readOnly.contains(request.op) { wroteSinceRefresh = true }
         sentSinceFlush += 1
         sent[request.op, default: 0] += 1
         try connect()
@@ -299,6 +306,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         try drain()
         try codec.write(request, to: toPeer.fileDescriptor)
         refreshRequested = .some(state)
+        wroteSinceRefresh = false
     }
 
     /// The ack: the rows the peer's index got since the refresh (the ones this sync wrote
@@ -306,6 +314,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// sequence now.
     public func finish() throws {
         guard let cache, let refreshed else { return }
+        // Nothing written there since the refresh: the copy is as current as this sync can make
+        // it, and the next refresh asks for whatever another writer added since.
+        guard wroteSinceRefresh else { return }
         var timings = SyncTimings("remote ack")
         var request = SyncProtocol.Request(op: "ack")
         request.since = refreshed.sequence
@@ -484,7 +495,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     private(set) var sent: [String: Int] = [:]
 
     public func beginFlush() throws {
-        guard !flushBegun else { return }
+        // Nothing sent since the last flush: nothing to install or commit, no round trip (a sync
+        // that changes nothing; the server flushes at bye whatever its refresh kept).
+        guard !flushBegun, sentSinceFlush > 0 || !inFlight.isEmpty else { return }
         try connect()
         try codec.write(SyncProtocol.Request(op: "flush"), to: toPeer.fileDescriptor)
         sent["flush", default: 0] += 1
