@@ -110,6 +110,42 @@ struct IndexChangesTests {
         #expect(!FileManager.default.fileExists(atPath: b.root + "/.relay/sneaky5.md"))
     }
 
+    /// The files a refresh looks at, found in two halves on a large tree, are exactly those a
+    /// plain pass finds, in the walk's order: new, changed, racy, tombstoned; not excluded ones,
+    /// not unchanged ones; and the live rows found are counted once.
+    @Test func theFilesARefreshLooksAtAreTheSameFoundInTwoHalves() throws {
+        let scanned: Int64 = 1_000_000_000_000
+        var current: [String: SyncIndex.Entry] = [:]
+        var stamps: [(path: String, stamp: FileStamp)] = []
+        var expected: [Int] = []
+        var live = 0
+        for i in 0..<20_000 {
+            let path = "d\(i % 97)/file\(i).md"
+            let stamp = FileStamp(inode: UInt64(i), size: i, modifiedNanoseconds: scanned - 1_000_000_000)
+            var entry = SyncIndex.Entry(path: path, hash: "h", stamp: stamp, vector: VersionVector(), deleted: false, scanned: scanned)
+            var walked = stamp
+            switch i % 11 {
+            case 1: walked.size += 1                                              // changed
+            case 2: entry.stamp.modifiedNanoseconds = scanned - 1; walked = entry.stamp  // racy
+            case 3: entry.deleted = true                                            // a tombstone, back
+            case 4: entry.path = "gone"                                             // new
+            default: break
+            }
+            if i % 11 != 4 { current[path] = entry }
+            if !(i % 11 == 3 || i % 11 == 4) { live += 1 }
+            let walkedPath = i % 13 == 0 ? ".relay-tmp-\(i)" : path                  // excluded
+            stamps.append((walkedPath, walked))
+            if i % 13 != 0 && [1, 2, 3, 4].contains(i % 11) { expected.append(i) }
+        }
+        let found = try SyncIndex.unvouched(stamps, in: current)
+        #expect(found.positions == expected)
+        // Live rows whose file the walk passed (excluded names are not looked up).
+        let liveWalked = (0..<20_000).filter { $0 % 13 != 0 && !($0 % 11 == 3 || $0 % 11 == 4) }.count
+        #expect(found.liveSeen == liveWalked && live >= liveWalked)
+        let small = try SyncIndex.unvouched(Array(stamps.prefix(5_000)), in: current)
+        #expect(small.positions == expected.filter { $0 < 5_000 })
+    }
+
     /// A server checkpoints its index's log once its client has said bye (nobody waits for it
     /// then): the sync's rows are in the database file itself afterwards, so SQLite's own
     /// checkpoint does not land inside the next sync. Without it, a sync this small (well

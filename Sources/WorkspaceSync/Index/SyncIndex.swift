@@ -474,7 +474,6 @@ public final class SyncIndex {
         // 100,000 files was a tenth of a sync.
         var liveKnown = 0
         for index in current.values.indices where !current.values[index].deleted { liveKnown += 1 }
-        var liveSeen = 0
         var changed = 0
         // What changed is applied after the loops, so `current` is not copied on first write.
         var updates: [Entry] = []
@@ -485,14 +484,16 @@ public final class SyncIndex {
         var timings = SyncTimings("refresh \(workspace.root)")
         let (stamps, sawTemporary) = try walk.listing.wait()
         timings.mark("walk (after reading the index)")
+        // The files whose stamp the index does not vouch for (new, changed, racy), found in two
+        // halves at once on a large tree: each look-up is a few cache misses (the dictionary's
+        // bucket, the path's bytes), ~5.5 ms at 17,600 files on one thread (~4 ms in two), while the server's
+        // client waits for this refresh and the other core has nothing to do.
+        let (candidates, liveSeen) = try Self.unvouched(stamps, in: current)
+        timings.mark("\(candidates.count) of \(stamps.count) to look at")
         try transaction {
-            for (path, stamp) in stamps where !Self.isExcluded(path) {
+            for candidate in candidates {
+                let (path, stamp) = stamps[candidate]
                 let position = current.index(forKey: path)
-                if let position, !current.values[position].deleted {
-                    liveSeen += 1
-                    if current.values[position].stamp == stamp,
-                       stamp.modifiedNanoseconds + Self.racyWindowNanoseconds < current.values[position].scanned { continue }
-                }
                 let old = position.map { current.values[$0] }
                 // A mergeable file's new version is kept as a merge base: read it once.
                 let mergeable = mergeRules.kind(of: path) != .binary
@@ -540,5 +541,33 @@ public final class SyncIndex {
         // whose lock is free now belong to nobody.
         if sawTemporary { _ = try? workspace.reclaimTemporaries() }
         return changed
+    }
+
+    /// The positions in `stamps` of the files to look at — not excluded, and new, deleted in
+    /// the index, or with a stamp the index does not vouch for (another one, or racy) — in
+    /// order, and how many live rows of `current` the walk found. Over 8,192 files the two
+    /// halves are scanned at once (the dictionary is only read).
+    static func unvouched(_ stamps: [(path: String, stamp: FileStamp)], in current: [String: Entry]) throws -> (positions: [Int], liveSeen: Int) {
+        func scan(_ range: Range<Int>) -> (positions: [Int], liveSeen: Int) {
+            var positions: [Int] = []
+            var liveSeen = 0
+            for index in range {
+                let (path, stamp) = stamps[index]
+                if isExcluded(path) { continue }
+                if let position = current.index(forKey: path), !current.values[position].deleted {
+                    liveSeen += 1
+                    if current.values[position].stamp == stamp,
+                       stamp.modifiedNanoseconds + racyWindowNanoseconds < current.values[position].scanned { continue }
+                }
+                positions.append(index)
+            }
+            return (positions, liveSeen)
+        }
+        guard stamps.count > 8_192 else { return scan(stamps.indices) }
+        let middle = stamps.count / 2
+        let second = BackgroundWork { scan(middle..<stamps.count) }
+        let first = scan(0..<middle)
+        let rest = try second.wait()
+        return (first.positions + rest.positions, first.liveSeen + rest.liveSeen)
     }
 }
