@@ -323,3 +323,39 @@ struct WriteBatchTests {
         #expect(fixture.contents("notes/gone.md") == "a person's edit!!\n")
     }
 }
+
+/// `StampWalk`: the walk of a sync refresh that the thread reading the index joins.
+@Suite("A walk shared by threads")
+struct StampWalkTests {
+    let fixture: TemporaryWorkspace
+    init() throws { fixture = try TemporaryWorkspace(durable: false) }
+
+    /// Whatever the number of threads, the walk finds exactly the files the one-thread walk
+    /// finds, with the same stamps: not `.relay/`, not temporaries (but it says it saw one),
+    /// not what a symbolic link points to, folders several levels deep.
+    @Test(arguments: [1, 2, 3])
+    func threadsSharingTheWalkFindWhatOneThreadFinds(threads: Int) throws {
+        for i in 0..<600 { try fixture.put("f\(i % 13)/g\(i % 5)/h\(i % 3)/n\(i).md", "note \(i)\n") }
+        try fixture.put("top.md", "top\n")
+        try fixture.put("f1/.relay-tmp-left", "a killed writer's\n")
+        symlink(fixture.absolute("f2"), fixture.absolute("link-to-folder"))
+        symlink(fixture.absolute("top.md"), fixture.absolute("f3/link-to-file"))
+        let workspace = fixture.workspace
+        var sawTemporary = false
+        let expected = try workspace.fileStamps(sawTemporary: &sawTemporary)
+        #expect(sawTemporary && expected.count == 601)
+
+        let walk = StampWalk(workspace)
+        let helpers = (1..<threads).map { _ in Thread { walk.help() } }
+        for helper in helpers { helper.start() }
+        walk.help()
+        let found = try walk.result()
+        #expect(found.sawTemporary)
+        #expect(found.stamps.count == expected.count)
+        let byPath = Dictionary(uniqueKeysWithValues: found.stamps.map { ($0.path, $0.stamp) })
+        for (path, stamp) in expected { #expect(byPath[path] == stamp, "\(path)") }
+        // Helping after the walk is over changes nothing.
+        walk.help()
+        #expect(try walk.result().stamps.count == expected.count)
+    }
+}
