@@ -406,9 +406,17 @@ public final class SyncIndex {
         inTransaction = false
     }
 
+    /// Runs once before the next `commitWrites` commits anything: a wait for what the rows to be
+    /// committed may name (`LocalEndpoint`'s merge bases, stored on another thread).
+    public var beforeCommittingWrites: (() throws -> Void)?
+
     /// Commits the writes batched since the last commit.
     public func commitWrites() throws {
         guard batchesWrites, inTransaction else { return }
+        if let settle = beforeCommittingWrites {
+            beforeCommittingWrites = nil
+            try settle()
+        }
         try database.execute("COMMIT")
         inTransaction = false
     }

@@ -129,6 +129,8 @@ public final class Reconciler {
             remote.cache = index
         }
         var timings = SyncTimings("reconciler")
+        // A dry run stores nothing, merge bases included.
+        for endpoint in [local, peer] { (endpoint as? LocalEndpoint)?.storesBasesAtOnce = !options.dryRun }
         let (localEntries, peerEntries) = try refreshBoth()
         timings.mark("refresh-both")
         if peer.remote != nil { try checkDistinctReplicas() }

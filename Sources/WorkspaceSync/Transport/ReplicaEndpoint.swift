@@ -254,13 +254,35 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     public private(set) var refreshedSequence: Int64?
 
+    /// Whether the merge bases a refresh finds are stored at once (`refreshSnapshot`); a dry run
+    /// (`Reconciler`) turns it off: it stores nothing.
+    public var storesBasesAtOnce = true
+
     /// The refreshed index and the sequence it is complete up to (what a client over the
     /// protocol is told it has seen).
     public func refreshSnapshot() throws -> SyncIndex.Snapshot {
-        // The new versions it keeps as merge bases are stored by this sync's first flush, which
-        // comes before any base row names them (and while the peer flushes too).
-        let snapshot = try index.refreshed(storingBasesIn: batch, walk: walkAhead.take())
+        // The new versions it keeps as merge bases are stored by a batch of their own, committed
+        // on another thread at once (a client over ssh does it while ssh connects) instead of in
+        // this sync's first flush: that flush's `syncfs` was the client's longest wait there,
+        // and on a shared disk it slowed the peer's. No row that may name one of them is
+        // committed before they are stored (`beforeCommittingWrites`).
+        guard storesBasesAtOnce else {
+            // A dry run's: kept in this sync's batch, which it never commits.
+            let snapshot = try index.refreshed(storingBasesIn: batch, walk: walkAhead.take())
+            refreshedSequence = snapshot.sequence
+            return snapshot
+        }
+        let bases = WriteBatch(workspace, operation: "sync")
+        let snapshot = try index.refreshed(storingBasesIn: bases, walk: walkAhead.take())
         refreshedSequence = snapshot.sequence
+        if bases.count > 0 {
+            let storing = BackgroundWork { _ = try bases.commit() }
+            let earlier = index.beforeCommittingWrites
+            index.beforeCommittingWrites = {
+                try earlier?()
+                try storing.wait()
+            }
+        }
         return snapshot
     }
 
