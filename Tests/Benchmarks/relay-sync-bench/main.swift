@@ -3,7 +3,8 @@
 // change set of 100 modified + 50 new + 20 deleted, and a no-change sync; medians of 7 rounds
 // (RELAY_SYNC_BENCH_ROUNDS=N for another number: over ssh the tools differ by a few percent, and
 // the machine's noise is more than that in any one round). Over ssh the three tools take turns
-// at going first, and each round's relay/Unison ratio is printed too.
+// at going first, and each round's relay/Unison ratio is printed too. The disk is flushed before
+// each timed command (`timed`).
 // Needs the release `relay` next to this binary, rsync and unison on PATH (Debian packages).
 // RELAY_SYNC_BENCH_FILES=100000 runs the same at 100,000 files (~600 MB a tree; opt-in: the
 // trees take minutes to make); RELAY_SYNC_BENCH_KEEP=1 keeps the trees and prints where they
@@ -52,7 +53,15 @@ func sh(_ command: String, environment: [String: String] = [:], peak: String? = 
     return exitStatus
 }
 
+/// Times `command`, after flushing what is still unwritten to the disk: the change sets this
+/// bench just wrote and the previous command's copies. Relay makes its writes durable with one
+/// `syncfs` of the file system, which writes out every dirty page on it, its own or not; rsync
+/// and Unison do not flush at all. Without this, whichever Relay run came first after the
+/// change sets paid for writing out all seven trees' changes (and a Relay run after rsync's,
+/// for rsync's copies) — a cost of the harness, not of the tool timed. On a busy machine that
+/// cost is real for Relay; see docs/modules/WorkspaceSync.md.
 func timed(_ command: String, environment: [String: String] = [:], peak: String? = nil) -> Double {
+    sync()
     let start = now()
     sh(command, environment: environment, peak: peak)
     return now() - start
