@@ -47,10 +47,16 @@ final class PeerProcess: @unchecked Sendable {
         let exited = DispatchSemaphore(value: 0)
         init(pid: pid_t) { self.pid = pid }
 
+        /// Waits for the end without reaping (`WNOWAIT`), then reaps under the lock `terminate`
+        /// takes: a signal never goes to a pid already reaped (and perhaps reused).
         func reap() {
-            var code: Int32 = 0
-            while waitpid(pid, &code, 0) < 0 && errno == EINTR {}
-            status.withLock { $0 = code }
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+            status.withLock { status in
+                var code: Int32 = 0
+                while waitpid(pid, &code, 0) < 0 && errno == EINTR {}
+                status = code
+            }
             exited.signal()
         }
     }
@@ -66,7 +72,7 @@ final class PeerProcess: @unchecked Sendable {
     }
 
     func terminate() {
-        if isRunning { kill(pid, SIGTERM) }
+        child.status.withLock { if $0 == nil { _ = kill(child.pid, SIGTERM) } }
     }
 
     /// What it wrote to its standard error, read until the end or for at most `patience`

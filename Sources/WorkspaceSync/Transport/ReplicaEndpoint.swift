@@ -192,6 +192,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func flush() throws -> [String: SyncIndex.Entry?] {
+        try settleBases()
         var results: [String: SyncIndex.Entry?] = [:]
         let vectors = staged, removals = removing, basePeers = stagedBases
         staged = [:]
@@ -277,6 +278,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         refreshedSequence = snapshot.sequence
         if bases.count > 0 {
             let storing = BackgroundWork { _ = try bases.commit() }
+            storingBases = storing
             let earlier = index.beforeCommittingWrites
             index.beforeCommittingWrites = {
                 try earlier?()
@@ -285,6 +287,16 @@ public final class LocalEndpoint: ReplicaEndpoint {
         }
         return snapshot
     }
+
+    /// The merge bases the last refresh is storing, until a flush or the sync's end waits for
+    /// them (a sync that commits no row still ends with them stored).
+    private var storingBases: BackgroundWork<Void>?
+
+    private func settleBases() throws {
+        try storingBases.take()?.wait()
+    }
+
+    public func finish() throws { try settleBases() }
 
     public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
 
