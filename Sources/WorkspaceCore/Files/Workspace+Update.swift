@@ -58,7 +58,7 @@ extension Workspace {
                 let displaced = try install(temporary, at: target, sync: false)
                 let previous = try read(displaced, path: target)
                 if Expected.matches(previous, expected), case .file(let displacedPath) = displaced, let previous,
-                   !lock.isLastInstalled(previous.identity), try wroteIntoDisplaced(displacedPath, since: previous.identity) {
+                   try wroteIntoDisplaced(displacedPath, since: previous.identity, installedByUs: lock.isLastInstalled(previous.identity)) {
                     // An editor that had the file open wrote into it just after the swap (an
                     // in-place save: open, truncate, write). Its writes went to the version we
                     // displaced: swap it straight back and start again from it.
@@ -119,18 +119,21 @@ extension Workspace {
         }
     }
 
-    /// Tells whether the displaced file (a person's, not Relay's) changed after it was read: an
-    /// editor that opened it before the swap wrote into it. While somebody still has it open
-    /// (an editor between its open and its write, however slow), this waits for them to close
-    /// it, up to a second; where that cannot be known (no leases), one quiet period.
-    private func wroteIntoDisplaced(_ path: String, since identity: FileIdentity) throws -> Bool {
+    /// Tells whether the displaced file changed after it was read: an editor that opened it
+    /// before the swap wrote into it. While somebody still has it open (an editor between its
+    /// open and its write, however slow), this waits for them to close it, up to a second; where
+    /// that cannot be known (no leases), one quiet period — not for the version Relay itself
+    /// installed last (`installedByUs`), which is still checked by the lease and its stamp: an
+    /// editor may have opened Relay's own last write too (a person's in-place save was lost
+    /// that way under load, once in ten runs of EditorRaceTests with two busy cores).
+    private func wroteIntoDisplaced(_ path: String, since identity: FileIdentity, installedByUs: Bool) throws -> Bool {
         let deadline = Syscall.nowNanoseconds() + 1_000_000_000
         var open = Syscall.isOpenElsewhere(path)
         while open == true, Syscall.nowNanoseconds() < deadline {
             Syscall.sleep(nanoseconds: 2_000_000)
             open = Syscall.isOpenElsewhere(path)
         }
-        if open == nil { Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds) }
+        if open == nil && !installedByUs { Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds) }
         guard let now = try FileSnapshot.identity(path, displayPath: path) else { return false }
         return now.size != identity.size || now.modifiedNanoseconds != identity.modifiedNanoseconds
     }
