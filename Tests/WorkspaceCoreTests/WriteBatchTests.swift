@@ -79,6 +79,39 @@ struct WriteBatchTests {
         #expect(fixture.temporaries().isEmpty)
     }
 
+    /// An editor that opened Relay's own last write of a file, and saves into it in place just
+    /// after a batch swapped that file out, keeps its save: the batch sees the file open (a
+    /// lease), waits its quiet period, finds the displaced version written and swaps it back.
+    @Test func anInPlaceSaveIntoRelaysOwnLastWriteIsHandedBack() throws {
+        let first = WriteBatch(workspace, operation: "sync")
+        try first.stage("notes/plan.md", bytes: Array("relay's version\n".utf8), expected: nil)
+        _ = try first.commit()
+        let path = fixture.absolute("notes/plan.md")
+        // The editor opens the file (Relay's last write) before the next batch swaps it out.
+        let editor = open(path, O_RDWR)
+        try #require(editor >= 0)
+        var info = stat()
+        fstat(editor, &info)
+        let openedInode = info.st_ino
+        let saved = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            // It saves as soon as the file at the path is no longer the one it has open.
+            var now = stat()
+            while stat(path, &now) == 0 && now.st_ino == openedInode { usleep(100) }
+            let text = Array("the person's save\n".utf8)
+            _ = ftruncate(editor, 0)
+            _ = pwrite(editor, text, text.count, 0)
+            close(editor)
+            saved.signal()
+        }
+        let second = WriteBatch(workspace, operation: "sync")
+        try second.stage("notes/plan.md", bytes: Array("the next sync's version\n".utf8), expected: ContentHash(of: "relay's version\n"))
+        let outcomes = try second.commit()
+        saved.wait()
+        #expect(fixture.contents("notes/plan.md") == "the person's save\n")
+        #expect(outcomes.first { $0.path == "notes/plan.md" }?.result == nil, "reported as changed, not installed")
+    }
+
     /// A replaced file keeps its permissions (an executable script stays executable), and a new
     /// file lands in folders the batch makes, several levels deep.
     @Test func aReplacedFileKeepsItsPermissionsAndANewOneGetsItsFolders() throws {
