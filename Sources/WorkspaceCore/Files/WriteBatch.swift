@@ -1,6 +1,4 @@
-import Foundation
 import Glibc
-import Synchronization
 
 /// Many whole-file replacements (and object-store copies) made durable together: two flushes
 /// of the file system per batch instead of an fsync of every file and of every folder.
@@ -277,30 +275,15 @@ public final class WriteBatch {
         timings.mark("archive")
         // The renames, folders, stored versions and history lines reach the disk before the
         // caller's records of them are committed (after this returns).
-        let flushed = durable ? Self.inBackground { [quick] in try Self.flush(quick) } : nil
+        let flushed = durable ? BackgroundWork { [quick] in try Self.flush(quick) } : nil
         let result = Result { try meanwhile(outcomes) }
-        try flushed?()
+        try flushed?.wait()
         timings.mark("second-flush and the caller's records")
         // What the batch no longer needs (displaced versions the store had, deleted files) is
         // unlinked in the background, after the flushes it would have slowed.
         Trash.emptyLater(quick.layout.trash)
         HistoryLog.compactLater(quick.layout.historyBatches)
         return try result.get()
-    }
-
-    /// Runs `work` on another thread; the function returned waits for it and rethrows its error.
-    private static func inBackground(_ work: @escaping @Sendable () throws -> Void) -> () throws -> Void {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<Void, Error>>(.success(()))
-        Thread.detachNewThread {
-            let result = Result { try work() }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        return {
-            done.wait()
-            try outcome.withLock { $0 }.get()
-        }
     }
 
     /// What the file to be replaced holds now: known by its stamp when the caller vouched for
