@@ -133,11 +133,17 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     private var wroteSinceRefresh = false
     private static let readOnly: Set<String> = ["hello", "refresh", "read", "readMany", "base", "mergeBases", "loadObject", "expectWrites", "ack", "bye"]
 
-    @discardableResult
-    private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+    /// Counts a request about to go (sent or posted): since the last flush, by operation, and
+    /// whether it writes.
+    private func count(_ request: SyncProtocol.Request) {
         if !Self.readOnly.contains(request.op) { wroteSinceRefresh = true }
         sentSinceFlush += 1
         sent[request.op, default: 0] += 1
+    }
+
+    @discardableResult
+    private func send(_ request: SyncProtocol.Request) throws -> SyncProtocol.Response {
+        count(request)
         try connect()
         // A flush begun and not collected is answered first (its results were not wanted).
         _ = try collectBegunFlush()
@@ -151,9 +157,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// round trip per path saved. Its failure comes back from `takeDeferredFailures`, or
     /// (a broken connection, a server error) from the next request that waits.
     private func post(_ request: SyncProtocol.Request) throws {
-        if !Self.readOnly.contains(request.op) { wroteSinceRefresh = true }
-        sentSinceFlush += 1
-        sent[request.op, default: 0] += 1
+        count(request)
         try connect()
         _ = try collectBegunFlush()
         try codec.write(request, to: toPeer.fileDescriptor)
