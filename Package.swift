@@ -111,6 +111,13 @@ let package = Package(
             dependencies: ["LanguageModels"],
             path: "Tests/Benchmarks/relay-model-bench"
         ),
+        // `make eval`: the agents on a real model, scored (fact recall, precision of numbers and
+        // names, questions answered), the template's relay against one plain agent. Drives the
+        // `relay` binary as a person would; imports none of Relay's modules.
+        .executableTarget(
+            name: "relay-eval",
+            path: "Tests/Benchmarks/relay-eval"
+        ),
         .testTarget(
             name: "LanguageModelsTests",
             dependencies: [

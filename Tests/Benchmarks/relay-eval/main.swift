@@ -1,0 +1,1470 @@
+// relay-eval: `make eval`, a scored, reproducible evaluation of the agents on a real model
+// (docs/eval.md). It drives the real `relay` binary as a person would — `relay init`, notes in
+// Journal/user/, lines added to context.md, files moved into Research/ under `relay watch`,
+// `relay ask --json`, follow-up questions written into one Chats/NAME.md — and scores what comes
+// out: fact recall of each summary, its length, the precision of its numbers and names, the
+// facts that reached context.md, questions answered exactly, seconds and tokens per task. Twice:
+// the workspace as `relay init` makes it ("relay") and one plain agent ("solo"), then the ratios.
+//
+// It knows the engine only through its files and its command line (run.json, journal.jsonl,
+// the chat markers, `relay ask --json`), never through its code, so it measures whatever the
+// current engine does.
+//
+//   relay-eval [--model NAME] [--url URL] [--configs relay,solo] [--tasks id,id] [--keep]
+//              [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
+//   relay-eval --self-test        checks the scorer itself (no model, no relay)
+
+import Foundation
+import Glibc
+
+// MARK: - The task set
+
+struct Fact: Codable, Sendable {
+    var fact: String
+    var all: [String]?
+    var any: [[String]]?
+    /// The sets of strings, one of which must appear whole in one line or sentence.
+    var alternatives: [[String]] { any ?? [all ?? []] }
+}
+
+struct DocumentTask: Codable, Sendable {
+    var id: String
+    var kind: String
+    var file: String
+    /// "pdf": the text file is turned into a PDF at eval time and dropped as NAME.pdf.
+    var dropAs: String?
+    var facts: [Fact]
+}
+
+struct ContextLines: Codable, Sendable {
+    var section: String
+    var lines: [String]
+}
+
+struct Question: Codable, Sendable {
+    var id: String
+    var from: String
+    var question: String
+    var accept: [[String]]
+}
+
+struct ChatTurn: Codable, Sendable {
+    var question: String
+    var accept: [[String]]
+}
+
+struct ChatTask: Codable, Sendable {
+    var id: String
+    var from: String
+    var turns: [ChatTurn]
+}
+
+struct TaskSet: Codable, Sendable {
+    var documents: [DocumentTask]
+    var journal: [String]
+    var context: [ContextLines]
+    var questions: [Question]
+    var chats: [ChatTask]
+}
+
+// MARK: - Text: normalising and matching
+
+enum Text {
+    static func regex(_ pattern: String, _ options: NSRegularExpression.Options = []) -> NSRegularExpression {
+        // The patterns are constants of this file; a bad one is a bug found by --self-test.
+        try! NSRegularExpression(pattern: pattern, options: options)
+    }
+
+    static func replace(_ text: String, _ pattern: NSRegularExpression, _ template: String) -> String {
+        pattern.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+    }
+
+    static func matches(_ text: String, _ pattern: NSRegularExpression) -> [String] {
+        pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { Range($0.range, in: text).map { String(text[$0]) } }
+    }
+
+    static let numberWords: [String: String] = [
+        "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+        "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15",
+        "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
+        "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
+    ]
+
+    private static let markdownCharacters = regex(#"[*_`#|>~\[\]()]"#)
+    private static let ampersand = regex(#"\s*&\s*"#)
+    private static let thousands = regex(#"(?<=\d),(?=\d{3}(?!\d))"#)
+    private static let ordinal = regex(#"(\d+)(st|nd|rd|th)\b"#)
+    private static let perCent = regex(#"\s*%|\bper cent\b"#)
+    private static let numberWord = regex(#"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b"#)
+    private static let digitLetter = regex(#"(\d)([a-z])"#)
+    private static let letterDigit = regex(#"([a-z])(\d)"#)
+    private static let spaces = regex(#"\s+"#)
+
+    /// The form both sides of a match are compared in: lower case; typographic quotes, dashes and
+    /// spaces made plain; markdown emphasis, headings, tables and brackets removed; "&" = "and";
+    /// thousands separators dropped (4,200 = 4200); ordinals plain (19th = 19); "%" and "per cent"
+    /// = "percent"; number words up to twenty and the tens as digits (seven = 7); a space between
+    /// digits and letters (12.5km = 12.5 km); whitespace collapsed.
+    static func normalize(_ text: String) -> String {
+        var s = text.lowercased()
+        s = String(s.map { character -> Character in
+            switch character {
+            case "\u{2019}", "\u{2018}", "\u{02BC}": return "'"
+            case "\u{201C}", "\u{201D}": return "\""
+            case "\u{2013}", "\u{2014}", "\u{2212}", "\u{2010}", "\u{2011}": return "-"
+            case "\u{00A0}", "\u{2009}", "\u{202F}", "\u{2007}": return " "
+            default: return character
+            }
+        })
+        s = replace(s, markdownCharacters, " ")
+        s = replace(s, ampersand, " and ")
+        s = replace(s, thousands, "")
+        s = replace(s, ordinal, "$1")
+        s = replace(s, perCent, " percent")
+        var words = s
+        for match in numberWord.matches(in: s, range: NSRange(s.startIndex..., in: s)).reversed() {
+            guard let range = Range(match.range, in: words) else { continue }
+            words.replaceSubrange(range, with: numberWords[String(words[range])] ?? String(words[range]))
+        }
+        s = words
+        s = replace(s, digitLetter, "$1 $2")
+        s = replace(s, letterDigit, "$1 $2")
+        s = replace(s, spaces, " ")
+        return s.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Whether `needle` occurs in `haystack` (both normalised) as whole words and whole numbers:
+    /// "48" is not found in "480" nor in "4.48", "pell" not in "pellucid".
+    static func containsWhole(_ haystack: String, _ needle: String) -> Bool {
+        guard !needle.isEmpty else { return true }
+        let hay = Array(haystack), pin = Array(needle)
+        guard pin.count <= hay.count else { return false }
+        func isWord(_ c: Character) -> Bool { c.isLetter || c.isNumber }
+        var start = 0
+        while start + pin.count <= hay.count {
+            if hay[start] == pin[0], Array(hay[start..<(start + pin.count)]) == pin {
+                let before = start - 1, after = start + pin.count
+                var ok = true
+                if before >= 0 {
+                    if isWord(hay[before]) && isWord(pin[0]) { ok = false }
+                    // "4.48": a digit, a point or comma, then our digits.
+                    if (hay[before] == "." || hay[before] == ","), before >= 1, hay[before - 1].isNumber, pin[0].isNumber { ok = false }
+                }
+                if after < hay.count {
+                    if isWord(hay[after]) && isWord(pin[pin.count - 1]) { ok = false }
+                    if (hay[after] == "." || hay[after] == ","), after + 1 < hay.count, hay[after + 1].isNumber, pin[pin.count - 1].isNumber { ok = false }
+                }
+                if ok { return true }
+            }
+            start += 1
+        }
+        return false
+    }
+
+    private static let sentenceEnd = regex(#"(?<=[.!?])\s+"#)
+
+    /// The units a fact must fit in: each line, and each sentence of a line (a point, "!" or "?"
+    /// followed by a space ends one; "4.2" does not).
+    static func units(_ text: String) -> [String] {
+        var result: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let marked = replace(String(line), sentenceEnd, "\u{1E}")
+            for sentence in marked.split(separator: "\u{1E}") {
+                let trimmed = sentence.trimmingCharacters(in: .whitespaces)
+                if trimmed.contains(where: { $0.isLetter || $0.isNumber }) { result.append(trimmed) }
+            }
+        }
+        return result
+    }
+
+    /// Whether a fact is in the text: all strings of one of its alternatives in one unit.
+    static func found(_ fact: Fact, in text: String) -> Bool {
+        found(fact.alternatives, inUnitsOf: text)
+    }
+
+    static func found(_ alternatives: [[String]], inUnitsOf text: String) -> Bool {
+        let units = Text.units(text).map(normalize)
+        return alternatives.contains { strings in
+            let needles = strings.map(normalize)
+            return units.contains { unit in needles.allSatisfy { containsWhole(unit, $0) } }
+        }
+    }
+
+    static func found(_ alternatives: [[String]], anywhereIn text: String) -> Bool {
+        let hay = normalize(text)
+        return alternatives.contains { strings in strings.map(normalize).allSatisfy { containsWhole(hay, $0) } }
+    }
+
+    static func wordCount(_ text: String) -> Int {
+        text.split(whereSeparator: { $0.isWhitespace }).filter { $0.contains(where: { $0.isLetter || $0.isNumber }) }.count
+    }
+
+    /// The text of an HTML document (tags, scripts, styles and comments removed; entities for
+    /// the usual characters decoded), for the length and the precision of a summary of it.
+    static func htmlText(_ html: String) -> String {
+        var s = replace(html, regex(#"<(script|style)[\s\S]*?</\1>"#, [.caseInsensitive]), " ")
+        s = replace(s, regex(#"<!--[\s\S]*?-->"#), " ")
+        s = replace(s, regex(#"<(br|p|div|h[1-6]|li|tr|header|footer|main|ul|ol)\b[^>]*>"#, [.caseInsensitive]), "\n")
+        s = replace(s, regex(#"<[^>]+>"#), "")
+        for (entity, character) in [("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " ")] {
+            s = s.replacingOccurrences(of: entity, with: character)
+        }
+        let lines = s.split(separator: "\n", omittingEmptySubsequences: false).map { replace(String($0), regex(#"[ \t]+"#), " ").trimmingCharacters(in: .whitespaces) }
+        return replace(lines.joined(separator: "\n"), regex(#"\n{3,}"#), "\n\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+// MARK: - Precision: the numbers and names of an output, against its sources
+
+/// The claims extractor. Its rules (docs/eval.md, "Precision"):
+/// - What is not prose is dropped first: HTML comments and tags, URLs, paths and file names
+///   (anything with a "/" or ending in .md, .html, .pdf, .txt, .json), markdown link targets.
+/// - Each line loses its list or heading marker ("- ", "* ", "1. ", "2) ", "#", ">"); table
+///   cells, and the text after ". ", "! ", "? ", ": " and "; ", start a new sentence.
+/// - A number is a run of digits with inner decimal points or thousands commas ("4.2",
+///   "1,275" = 1275); "06:40" and "2026-11-10" are several numbers; leading zeros are dropped.
+///   Numbers written as words are not claims in an output (they are too often "one of …"), but
+///   in a source they support their digits ("seven goats" supports 7); "X million" in a source
+///   supports X·1,000,000.
+/// - A name is a capitalised word (a hyphen or apostrophe inside it allowed, "'s" dropped). It
+///   is not counted when its lower-case form is a common word of the built-in list, a word of the
+///   roster (agents' names and ids, system prompts, the research request), or appears in lower
+///   case elsewhere in the same output (title case of an ordinary word). A sentence's first word
+///   is also not counted when it appears in lower case in the sources.
+/// - A number is supported when the sources hold the same number; a name when the sources hold
+///   the same word in any case (each part of a hyphenated name).
+/// - precision = supported / counted; an output with nothing to count has no precision (n/a).
+enum Claims {
+    struct Result: Codable, Sendable {
+        var supported: Int
+        var counted: Int
+        var unsupported: [String]
+        /// supported / counted; nil when there was nothing to count.
+        var precision: Double?
+
+        init(supported: Int, counted: Int, unsupported: [String]) {
+            self.supported = supported
+            self.counted = counted
+            self.unsupported = unsupported
+            precision = counted == 0 ? nil : Double(supported) / Double(counted)
+        }
+    }
+
+    /// Words that are never names: sentence starters, function words, headings the agents write,
+    /// months' neighbours that are ordinary words, the roster's vocabulary.
+    static let commonWords: Set<String> = Set("""
+        a about above after again against all also although am an and another any are around as at be because been before \
+        being below between both but by can could did do does doing down during each either else enough even ever every few \
+        first for from further had has have having he her here hers him his how however i if in into is it its itself just \
+        last least less let like many may maybe me might more most much must my neither next no nor not now of off often on \
+        once one only or other others otherwise our ours out over overall own perhaps please rather same second she should \
+        since so some still such than that the their theirs them then there therefore these they third this those though \
+        through thus to too under until up upon us very was we well were what whatever when where whether which while who \
+        whom whose why will with within without would yes yet you your yours finally firstly secondly lastly today tomorrow \
+        yesterday sure okay ok hello hi dear thanks thank note notes summary summaries key facts fact points point figures \
+        figure details detail overview conclusion conclusions highlights highlight main takeaway takeaways information info \
+        answer answers question questions important report document documents file files source sources introduction \
+        background title date dates people person names name numbers number places place location locations cost costs price \
+        prices budget schedule timeline steps step action actions item items recommendation recommendations finding findings \
+        result results description features feature specification specifications specs ingredients ingredient method \
+        instructions general knowledge found unclear plan review reviewer writer planner researcher request user assistant \
+        agent agents helper helpers team approved revision revisions based according here's there's it's i'm i'll we'll \
+        you're they're let's don't doesn't isn't aren't can't won't unknown none total totals additional other context \
+        workspace research chats journal markdown bullet list section sections heading paragraph topic topics purpose goal \
+        goals decision decisions preferences open relay yes no true false yours sincerely regards best kind faithfully
+        """.split(whereSeparator: { $0.isWhitespace }).map(String.init))
+
+    private static let comment = Text.regex(#"<!--[\s\S]*?-->"#)
+    private static let tag = Text.regex(#"</?[A-Za-z][^>]*>"#)
+    private static let url = Text.regex(#"https?://\S+"#)
+    private static let linkTarget = Text.regex(#"\]\([^)]*\)"#)
+    private static let pathLike = Text.regex(#"\S*/\S*|\S+\.(md|html?|pdf|txt|jsonl?|docx|odt|csv)\b"#, [.caseInsensitive])
+    private static let lineMarker = Text.regex(#"^\s*((#{1,6}\s*)|([-*+•]\s+)|(\d{1,3}[.)]\s+)|(>\s*))+"#)
+    private static let emphasis = Text.regex(#"[*_`~]"#)
+    private static let sentenceBreak = Text.regex(#"(?<=[.!?:;])\s+|\|"#)
+    private static let token = Text.regex(#"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’\-]*|\d+(?:[.,]\d+)*"#)
+
+    /// The vocabulary a text uses, lower case (hyphenated words also by part).
+    static func words(_ text: String) -> Set<String> {
+        var set = Set<String>()
+        for token in Text.matches(text, token) where token.first?.isLetter == true {
+            let word = clean(token).lowercased()
+            set.insert(word)
+            for part in word.split(separator: "-") { set.insert(String(part)) }
+        }
+        return set
+    }
+
+    /// Words written in lower case in a text.
+    static func lowerCaseWords(_ text: String) -> Set<String> {
+        Set(Text.matches(text, token).filter { $0.first?.isLowercase == true }.map { clean($0).lowercased() })
+    }
+
+    static func clean(_ word: String) -> String {
+        var w = word
+        for suffix in ["'s", "’s"] where w.hasSuffix(suffix) { w = String(w.dropLast(2)) }
+        while let last = w.last, last == "-" || last == "'" || last == "’" { w.removeLast() }
+        return w
+    }
+
+    /// "1,275" → "1275", "06" → "6", "3,5" → ["3", "5"].
+    static func numbers(in token: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        let characters = Array(token)
+        var index = 0
+        while index < characters.count {
+            let c = characters[index]
+            if c == "," {
+                // A thousands separator: exactly three digits follow.
+                var digits = 0
+                var look = index + 1
+                while look < characters.count, characters[look].isNumber { digits += 1; look += 1 }
+                if digits == 3 { index += 1; continue }
+                parts.append(current); current = ""
+            } else {
+                current.append(c)
+            }
+            index += 1
+        }
+        parts.append(current)
+        return parts.filter { !$0.isEmpty }.map { part in
+            var p = part
+            if let dot = p.firstIndex(of: ".") {
+                var integer = String(p[..<dot])
+                while integer.count > 1, integer.first == "0" { integer.removeFirst() }
+                p = integer + p[dot...]
+            } else {
+                while p.count > 1, p.first == "0" { p.removeFirst() }
+            }
+            return p
+        }
+    }
+
+    /// The numbers a source supports: its digits, its number words, and "X million" expanded.
+    static func sourceNumbers(_ text: String) -> Set<String> {
+        var set = Set<String>()
+        for token in Text.matches(text, token) where token.first?.isNumber == true { set.formUnion(numbers(in: token)) }
+        for word in Text.matches(text.lowercased(), Text.regex(#"\b[a-z]+\b"#)) { if let digits = Text.numberWords[word] { set.insert(digits) } }
+        for match in Text.matches(text.lowercased(), Text.regex(#"\d+(?:\.\d+)?\s+million"#)) {
+            if let value = Double(match.split(separator: " ")[0]) { set.insert(String(Int((value * 1_000_000).rounded()))) }
+        }
+        return set
+    }
+
+    /// The sentences of an output with its non-prose dropped (see the rules above).
+    static func sentences(_ text: String) -> [String] {
+        var s = Text.replace(text, comment, " ")
+        s = Text.replace(s, tag, " ")
+        s = Text.replace(s, url, " ")
+        s = Text.replace(s, linkTarget, "]")
+        s = Text.replace(s, pathLike, " ")
+        var result: [String] = []
+        for line in s.split(whereSeparator: \.isNewline) {
+            var l = Text.replace(String(line), lineMarker, "")
+            l = Text.replace(l, emphasis, "")
+            l = l.replacingOccurrences(of: "[", with: " ").replacingOccurrences(of: "]", with: " ")
+            let marked = Text.replace(l, sentenceBreak, "\u{1E}")
+            for sentence in marked.split(separator: "\u{1E}") {
+                let t = sentence.trimmingCharacters(in: .whitespaces)
+                if !t.isEmpty { result.append(t) }
+            }
+        }
+        return result
+    }
+
+    /// Scores `output` against `sources`. `roster` is the vocabulary of the agents (names, ids,
+    /// prompts, requests): never a name.
+    static func score(_ output: String, sources: [String], roster: Set<String>) -> Result {
+        let source = sources.joined(separator: "\n")
+        let sourceWords = words(source)
+        let sourceLower = lowerCaseWords(source)
+        let sourceNumbers = sourceNumbers(source)
+        let outputLower = lowerCaseWords(output)
+        var supported = 0, counted = 0
+        var unsupported: [String] = []
+        for sentence in sentences(output) {
+            var first = true
+            for raw in Text.matches(sentence, token) {
+                defer { first = false }
+                if raw.first?.isNumber == true {
+                    for number in numbers(in: raw) {
+                        counted += 1
+                        if sourceNumbers.contains(number) { supported += 1 } else { unsupported.append(number) }
+                    }
+                    continue
+                }
+                guard raw.first?.isUppercase == true else { continue }
+                let word = clean(raw)
+                let lower = word.lowercased()
+                // A lone capital is an initial, "A" or "I".
+                if lower.count < 2 { continue }
+                if commonWords.contains(lower) || roster.contains(lower) || outputLower.contains(lower) { continue }
+                if lower.split(separator: "-").allSatisfy({ commonWords.contains(String($0)) || roster.contains(String($0)) }) { continue }
+                if first && sourceLower.contains(lower) { continue }
+                counted += 1
+                let parts = lower.split(separator: "-").map(String.init)
+                if sourceWords.contains(lower) || parts.allSatisfy({ sourceWords.contains($0) }) {
+                    supported += 1
+                } else {
+                    unsupported.append(word)
+                }
+            }
+        }
+        return Result(supported: supported, counted: counted, unsupported: unsupported)
+    }
+}
+
+// MARK: - Scoring a summary and an answer
+
+struct SummaryScore: Codable, Sendable {
+    var factsFound: [Bool]
+    var rawRecall: Double
+    /// The recall that counts: 0 when the summary is longer than half its source.
+    var recall: Double
+    var characters: Int
+    var sourceCharacters: Int
+    var lengthRatio: Double
+    var overLong: Bool
+    var precision: Claims.Result
+}
+
+enum AnswerVerdict: String, Codable, Sendable {
+    case answered
+    case tooLong = "too long"
+    case wrong
+}
+
+struct AnswerScore: Codable, Sendable {
+    var verdict: AnswerVerdict
+    var sentences: Int
+    var words: Int
+    var precision: Claims.Result
+}
+
+enum Scorer {
+    static let maximumLengthRatio = 0.5
+    static let maximumSentences = 2
+    static let maximumWords = 60
+
+    static func summary(_ text: String, source: String, facts: [Fact], roster: Set<String>) -> SummaryScore {
+        let found = facts.map { Text.found($0, in: text) }
+        let raw = facts.isEmpty ? 0 : Double(found.filter { $0 }.count) / Double(facts.count)
+        let characters = text.trimmingCharacters(in: .whitespacesAndNewlines).count
+        let sourceCharacters = max(1, source.trimmingCharacters(in: .whitespacesAndNewlines).count)
+        let ratio = Double(characters) / Double(sourceCharacters)
+        let overLong = ratio > maximumLengthRatio
+        return SummaryScore(factsFound: found, rawRecall: raw, recall: overLong || characters == 0 ? 0 : raw, characters: characters,
+                            sourceCharacters: sourceCharacters, lengthRatio: ratio, overLong: overLong,
+                            precision: Claims.score(text, sources: [source], roster: roster))
+    }
+
+    static func answer(_ text: String, accept: [[String]], sources: [String], roster: Set<String>) -> AnswerScore {
+        // Sentences: each line, and each sentence of a line (a bullet list of three is three).
+        let count = Text.units(text).count
+        let words = Text.wordCount(text)
+        let hit = Text.found(accept, anywhereIn: text)
+        let short = count <= maximumSentences && words <= maximumWords
+        let verdict: AnswerVerdict = !hit ? .wrong : (short ? .answered : .tooLong)
+        return AnswerScore(verdict: verdict, sentences: count, words: words, precision: Claims.score(text, sources: sources, roster: roster))
+    }
+}
+
+// MARK: - A PDF made at eval time (no converter needed: one Helvetica text page per 60 lines)
+
+enum PDFMaker {
+    static func pdf(from text: String) -> [UInt8] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            String(line.unicodeScalars.map { $0.isASCII ? Character($0) : "?" })
+                .replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "(", with: "\\(").replacingOccurrences(of: ")", with: "\\)")
+        }
+        let perPage = 60
+        let pages = stride(from: 0, to: max(lines.count, 1), by: perPage).map { Array(lines[$0..<min($0 + perPage, lines.count)]) }
+        var objects: [String] = []
+        // 1 catalog, 2 pages, 3 font, then a page and its content per page.
+        let pageIDs = pages.indices.map { 4 + 2 * $0 }
+        objects.append("<< /Type /Catalog /Pages 2 0 R >>")
+        objects.append("<< /Type /Pages /Kids [\(pageIDs.map { "\($0) 0 R" }.joined(separator: " "))] /Count \(pages.count) >>")
+        objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+        for (index, page) in pages.enumerated() {
+            var stream = "BT /F1 10 Tf 13 TL 56 790 Td\n"
+            for line in page { stream += "(\(line)) Tj T*\n" }
+            stream += "ET"
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents \(pageIDs[index] + 1) 0 R >>")
+            objects.append("<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream")
+        }
+        var out = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(out.utf8.count)
+            out += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let xref = out.utf8.count
+        out += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets { out += String(format: "%010d 00000 n \n", offset) }
+        out += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        return Array(out.utf8)
+    }
+}
+
+// MARK: - Processes
+
+func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+/// A child process started with posix_spawn (standard output and error to files), polled with
+/// waitpid: Foundation's Process notices an exit only on a run loop's turn.
+final class Child {
+    let pid: pid_t
+    private(set) var status: Int32?
+
+    init(_ arguments: [String], environment: [String: String], stdout: String, stderr: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let variables = environment.map { "\($0.key)=\($0.value)" }
+        var argv = arguments.map { strdup($0) } + [nil]
+        var envp = variables.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
+        guard result == 0 else { throw EvalError("cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
+        self.pid = pid
+    }
+
+    var isRunning: Bool {
+        if status != nil { return false }
+        var raw: Int32 = 0
+        let r = waitpid(pid, &raw, WNOHANG)
+        if r == pid {
+            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            return false
+        }
+        return r == 0
+    }
+
+    /// Waits until the child exits or `seconds` pass; true when it exited.
+    @discardableResult
+    func wait(seconds: Double) -> Bool {
+        let deadline = now() + seconds
+        while isRunning {
+            if now() > deadline { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+
+    func signal(_ signal: Int32) { if status == nil { kill(pid, signal) } }
+
+    /// SIGTERM, then SIGKILL if it has not stopped within `grace` seconds.
+    func stop(grace: Double = 30) {
+        signal(SIGTERM)
+        if !wait(seconds: grace) {
+            signal(SIGKILL)
+            wait(seconds: 5)
+        }
+    }
+}
+
+struct EvalError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a command to its end and returns its status and standard output.
+func run(_ arguments: [String], environment: [String: String], scratch: String, timeout: Double = 120) throws -> (Int32, String) {
+    let out = scratch + "/cmd-\(UUID().uuidString).out", err = scratch + "/cmd.err"
+    let child = try Child(arguments, environment: environment, stdout: out, stderr: err)
+    if !child.wait(seconds: timeout) { child.stop(grace: 5) }
+    let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    try? FileManager.default.removeItem(atPath: out)
+    return (child.status ?? -1, text)
+}
+
+// MARK: - Reading a workspace's runs (files only: run.json, journal.jsonl)
+
+struct RunInfo {
+    var id: String
+    var manifest: [String: Any]
+    var triggerPath: String? { manifest["triggerPath"] as? String }
+    var chatFile: String? { manifest["chatFile"] as? String }
+    var skipped: Bool { manifest["skipped"] as? Bool ?? false }
+}
+
+struct JournalState {
+    /// "finished", "failed", "interrupted", or nil while the run goes on.
+    var end: String?
+    var message: String?
+    var promptTokens = 0
+    var completionTokens = 0
+    var tokens: Int { promptTokens + completionTokens }
+    var responses = 0
+}
+
+struct RunFolder {
+    let workspace: String
+    var folder: String { workspace + "/.relay/runs" }
+
+    func ids() -> Set<String> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            $0 != "by-trigger" && FileManager.default.fileExists(atPath: folder + "/" + $0 + "/run.json")
+        })
+    }
+
+    func info(_ id: String) -> RunInfo? {
+        guard let data = FileManager.default.contents(atPath: folder + "/" + id + "/run.json"),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return RunInfo(id: id, manifest: object)
+    }
+
+    func journal(_ id: String) -> JournalState {
+        var state = JournalState()
+        guard let data = FileManager.default.contents(atPath: folder + "/" + id + "/journal.jsonl") else { return state }
+        for line in data.split(separator: 0x0A) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let type = object["type"] as? String else { continue }
+            switch type {
+            case "response":
+                state.responses += 1
+                if let usage = object["usage"] as? [String: Any] {
+                    state.promptTokens += (usage["promptTokens"] as? Int) ?? 0
+                    state.completionTokens += (usage["completionTokens"] as? Int) ?? 0
+                }
+            case "finished", "failed", "interrupted":
+                state.end = type
+                state.message = object["message"] as? String
+            default: break
+            }
+        }
+        return state
+    }
+
+    /// Waits for a new run (not in `known`) that `matches`, then for its journal to end.
+    func waitForRun(known: Set<String>, timeout: Double, matches: (RunInfo) -> Bool) -> (RunInfo?, JournalState, Double, Bool) {
+        let start = now(), deadline = start + timeout
+        var found: RunInfo?
+        while now() < deadline {
+            if found == nil {
+                for id in ids().subtracting(known).sorted() { if let info = info(id), matches(info) { found = info; break } }
+            }
+            if let run = found {
+                let state = journal(run.id)
+                if state.end != nil { return (run, state, now() - start, false) }
+            }
+            usleep(250_000)
+        }
+        return (found, found.map { journal($0.id) } ?? JournalState(), now() - start, true)
+    }
+}
+
+// MARK: - The chat file's markers
+
+enum ChatFile {
+    /// The text of the last `### ` section of run `id`'s block in a chat file, or nil when the
+    /// block or its end marker is not there yet.
+    static func lastSection(_ text: String, run id: String) -> String? {
+        guard let begin = text.range(of: "<!-- relay:turn \(id) -->"),
+              let end = text.range(of: "<!-- relay:end \(id)", range: begin.upperBound..<text.endIndex) else { return nil }
+        let block = String(text[begin.upperBound..<end.lowerBound])
+        var sections: [String] = []
+        var current: [Substring]?
+        for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("### ") {
+                if let current { sections.append(current.joined(separator: "\n")) }
+                current = []
+            } else {
+                current?.append(line)
+            }
+        }
+        if let current { sections.append(current.joined(separator: "\n")) }
+        guard var last = sections.last else { return "" }
+        last = last.replacingOccurrences(of: "_… the relay is still working …_", with: "")
+        return last.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every section of run `id`'s block, joined (to see whether the answer was anywhere in the turn).
+    static func wholeTurn(_ text: String, run id: String) -> String {
+        guard let begin = text.range(of: "<!-- relay:turn \(id) -->"),
+              let end = text.range(of: "<!-- relay:end \(id)", range: begin.upperBound..<text.endIndex) else { return "" }
+        return String(text[begin.upperBound..<end.lowerBound])
+    }
+}
+
+// MARK: - Results
+
+struct DocumentResult: Codable, Sendable {
+    var id: String
+    var kind: String
+    var dropped: String
+    var state: String
+    var seconds: Double
+    var tokens: Int
+    var summary: String
+    var score: SummaryScore?
+    var factsInContext: [Bool]
+    var run: String?
+    var error: String?
+}
+
+struct QuestionResult: Codable, Sendable {
+    var id: String
+    var from: String
+    var question: String
+    var via: String
+    var state: String
+    var seconds: Double
+    var tokens: Int
+    var answer: String
+    var score: AnswerScore
+    /// Whether an accepted answer was anywhere in the turn (any agent's message): a diagnostic,
+    /// not a score — a user reads the answer, not the whole turn.
+    var anywhereInTurn: Bool
+    var run: String?
+    var error: String?
+}
+
+struct Totals: Codable, Sendable {
+    var documents: Int
+    var recall: Double
+    var rawRecall: Double
+    var overLong: Int
+    var meanLengthRatio: Double
+    var summaryPrecision: Double?
+    var answerPrecision: Double?
+    var factsInContext: Int
+    var facts: Int
+    var questions: Int
+    var answered: Int
+    var tooLong: Int
+    var wrong: Int
+    var medianSecondsPerDocument: Double
+    var meanSecondsPerDocument: Double
+    var medianSecondsPerQuestion: Double
+    var meanTokensPerDocument: Double
+    var meanTokensPerQuestion: Double
+    var totalSeconds: Double
+    var totalTokens: Int
+}
+
+struct ConfigResult: Codable, Sendable {
+    var config: String
+    var workspace: String
+    var documents: [DocumentResult]
+    var questions: [QuestionResult]
+    var totals: Totals
+}
+
+struct EvalResults: Codable, Sendable {
+    var format = "relay-eval-results-1"
+    var model: String
+    var url: String?
+    var date: String
+    var commit: String?
+    var tasks: [String]
+    var configs: [ConfigResult]
+    var ratios: [String: Double?]
+}
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+
+func microPrecision(_ results: [Claims.Result]) -> Double? {
+    let counted = results.reduce(0) { $0 + $1.counted }
+    return counted == 0 ? nil : Double(results.reduce(0) { $0 + $1.supported }) / Double(counted)
+}
+
+func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], seconds: Double) -> Totals {
+    let scores = documents.compactMap(\.score)
+    return Totals(
+        documents: documents.count,
+        recall: mean(documents.map { $0.score?.recall ?? 0 }),
+        rawRecall: mean(documents.map { $0.score?.rawRecall ?? 0 }),
+        overLong: scores.filter(\.overLong).count,
+        meanLengthRatio: mean(scores.map(\.lengthRatio)),
+        summaryPrecision: microPrecision(scores.map(\.precision)),
+        answerPrecision: microPrecision(questions.map(\.score.precision)),
+        factsInContext: documents.reduce(0) { $0 + $1.factsInContext.filter { $0 }.count },
+        facts: documents.reduce(0) { $0 + $1.factsInContext.count },
+        questions: questions.count,
+        answered: questions.filter { $0.score.verdict == .answered }.count,
+        tooLong: questions.filter { $0.score.verdict == .tooLong }.count,
+        wrong: questions.filter { $0.score.verdict == .wrong }.count,
+        medianSecondsPerDocument: median(documents.map(\.seconds)),
+        meanSecondsPerDocument: mean(documents.map(\.seconds)),
+        medianSecondsPerQuestion: median(questions.map(\.seconds)),
+        meanTokensPerDocument: mean(documents.map { Double($0.tokens) }),
+        meanTokensPerQuestion: mean(questions.map { Double($0.tokens) }),
+        totalSeconds: seconds,
+        totalTokens: documents.reduce(0) { $0 + $1.tokens } + questions.reduce(0) { $0 + $1.tokens })
+}
+
+// MARK: - Options
+
+struct Options {
+    var model = "smollm2"
+    var url: String?
+    var configs = ["relay", "solo"]
+    var tasks: Set<String>?
+    var keep = false
+    var timeout = 300.0
+    var json: String?
+    var relay: String?
+    var tasksDir: String?
+    var out: String?
+    var selfTest = false
+
+    static let usage = """
+        usage: relay-eval [--model NAME] [--url URL] [--configs relay,solo] [--tasks id,id] [--keep]
+                          [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
+               relay-eval --self-test
+          --model NAME      a label for the model (results go to .build/eval/NAME/); default smollm2
+          --url URL         the model server (sets RELAY_MODEL_URL for every relay process)
+          --configs LIST    which configurations to run: relay (the template), solo (one plain agent)
+          --tasks LIST      only these tasks: document ids, question ids, chat ids (tasks.json)
+          --keep            keep the workspaces (default: removed; results.json holds every output)
+          --timeout S       per task (a drop, a question, a chat turn); default 300
+          --json PATH       also write the results there
+          --relay PATH      the relay binary (default: the one next to relay-eval)
+          --tasks-dir DIR   the task set (default: Tests/Eval)
+          --self-test       check the scorer on made-up texts and exit
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var index = 0
+        func value() throws -> String {
+            index += 1
+            guard index < arguments.count else { throw EvalError("\(arguments[index - 1]) needs a value\n\(usage)") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--model": options.model = try value()
+            case "--url": options.url = try value()
+            case "--configs": options.configs = try value().split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            case "--tasks": options.tasks = Set(try value().split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+            case "--keep": options.keep = true
+            case "--timeout": guard let t = Double(try value()), t > 0 else { throw EvalError("--timeout needs seconds") }; options.timeout = t
+            case "--json": options.json = try value()
+            case "--relay": options.relay = try value()
+            case "--tasks-dir": options.tasksDir = try value()
+            case "--out": options.out = try value()
+            case "--self-test": options.selfTest = true
+            case "-h", "--help": print(usage); exit(0)
+            default: throw EvalError("unknown option \(arguments[index])\n\(usage)")
+            }
+            index += 1
+        }
+        for config in options.configs where !["relay", "solo"].contains(config) {
+            throw EvalError("unknown configuration '\(config)' (relay, solo)")
+        }
+        guard options.model.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }), !options.model.isEmpty else {
+            throw EvalError("--model: letters, digits, '-', '_' and '.' only")
+        }
+        return options
+    }
+}
+
+// MARK: - The harness
+
+/// The solo baseline: one agent, a plain prompt, the reading tools Remy has (so it can look in
+/// the workspace as the relay can), the template's research request, nothing else.
+enum Solo {
+    static let rosterFile = "SoloAgent.json"
+    static let agentID = "assistant"
+    static var roster: [[String: Any]] { [[
+        "id": agentID, "name": "Solo", "emoji": "🤖", "color": "#7F8C8D",
+        "systemPrompt": "You are a helpful assistant.", "order": 0,
+        "tools": ["read_file", "list_files", "search_files"],
+    ]] }
+    static let defaultResearchRequest = "A file arrived in the workspace: {path}. Summarise what it says, for the people who keep this workspace."
+
+    static func relayJSON(researchRequest: String) -> [String: Any] {
+        [
+            "version": 1,
+            "model": ["temperature": 0],
+            "relays": [
+                "chat": ["roster": rosterFile, "input": "chat"],
+                "research": ["roster": rosterFile, "input": "file", "request": researchRequest,
+                             "agents": [agentID: ["output": ["write": "Research/{name}/summary.md"]]]],
+            ],
+            "triggers": [
+                ["pattern": "Research/**", "exclude": ["**/README.md", "Research/*/summary.md"], "relay": "research"],
+                ["pattern": "Chats/*.md", "exclude": ["Chats/README.md"], "relay": "chat"],
+            ],
+        ]
+    }
+}
+
+func jsonData(_ object: Any) throws -> Data {
+    try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+}
+
+func write(_ path: String, _ text: String) throws {
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
+
+/// Moves a file into place the way a person's save or `mv` does: written whole elsewhere first.
+func drop(_ bytes: [UInt8], at path: String, scratch: String) throws {
+    let temporary = scratch + "/drop-\(UUID().uuidString)"
+    try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    guard rename(temporary, path) == 0 else { throw EvalError("cannot move \(temporary) to \(path): \(String(cString: strerror(errno)))") }
+}
+
+/// Adds lines under a `## section` of context.md (before the next heading), as a person would;
+/// a section the file lacks is added at the end.
+func addToContext(_ text: String, _ additions: [ContextLines]) -> String {
+    var lines = text.components(separatedBy: "\n")
+    for addition in additions {
+        if let heading = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "## " + addition.section }) {
+            var end = lines[(heading + 1)...].firstIndex(where: { $0.hasPrefix("## ") }) ?? lines.count
+            while end > heading + 1, lines[end - 1].trimmingCharacters(in: .whitespaces).isEmpty { end -= 1 }
+            lines.insert(contentsOf: [""] + addition.lines, at: end)
+        } else {
+            while let last = lines.last, last.isEmpty { lines.removeLast() }
+            lines += ["", "## " + addition.section, ""] + addition.lines
+        }
+    }
+    var result = lines.joined(separator: "\n")
+    if !result.hasSuffix("\n") { result += "\n" }
+    return result
+}
+
+final class Harness {
+    let options: Options
+    let tasks: TaskSet
+    let tasksDir: String
+    let relay: String
+    let outRoot: String
+    var environment: [String: String]
+
+    init(options: Options, tasks: TaskSet, tasksDir: String, relay: String, outRoot: String) {
+        self.options = options
+        self.tasks = tasks
+        self.tasksDir = tasksDir
+        self.relay = relay
+        self.outRoot = outRoot
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "RELAY_WORKSPACE")
+        if let url = options.url { environment["RELAY_MODEL_URL"] = url }
+        self.environment = environment
+    }
+
+    func selected<T>(_ items: [T], id: (T) -> String) -> [T] {
+        guard let wanted = options.tasks else { return items }
+        return items.filter { wanted.contains(id($0)) }
+    }
+
+    func read(_ relative: String) throws -> String {
+        let path = tasksDir + "/" + relative
+        guard let data = FileManager.default.contents(atPath: path) else { throw EvalError("cannot read \(path)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The text a document's summary is measured against: Markdown and text as they are, HTML
+    /// without its markup, the PDF's source text.
+    func sourceText(_ document: DocumentTask) throws -> String {
+        let raw = try read(document.file)
+        return document.file.hasSuffix(".html") || document.file.hasSuffix(".htm") ? Text.htmlText(raw) : raw
+    }
+
+    func dropName(_ document: DocumentTask) -> String {
+        let file = (document.file as NSString).lastPathComponent
+        if let kind = document.dropAs { return (file as NSString).deletingPathExtension + "." + kind }
+        return file
+    }
+
+    func dropBytes(_ document: DocumentTask) throws -> [UInt8] {
+        let raw = try read(document.file)
+        if document.dropAs == "pdf" { return PDFMaker.pdf(from: raw) }
+        return Array(raw.utf8)
+    }
+
+    func log(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
+    /// The vocabulary of a workspace's agents: never counted as names.
+    func rosterWords(_ workspace: String) -> Set<String> {
+        var texts: [String] = []
+        for file in ["AgentConfiguration.json", Solo.rosterFile, "relay.json"] {
+            guard let data = FileManager.default.contents(atPath: workspace + "/" + file) else { continue }
+            texts.append(String(decoding: data, as: UTF8.self))
+        }
+        texts.append(Solo.defaultResearchRequest)
+        var words = Claims.words(texts.joined(separator: "\n"))
+        words.formUnion(["relay", "solo", "assistant"])
+        return words
+    }
+
+    /// Makes the workspace of one configuration: `relay init`, the configuration's relay.json
+    /// (and roster), the person's notes and context lines.
+    func makeWorkspace(_ config: String, at workspace: String, scratch: String) throws {
+        try? FileManager.default.removeItem(atPath: workspace)
+        try FileManager.default.createDirectory(atPath: (workspace as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let (status, output) = try run([relay, "init", workspace], environment: environment, scratch: scratch)
+        guard status == 0 else { throw EvalError("relay init \(workspace) failed (\(status)): \(output)") }
+        let relayJSONPath = workspace + "/relay.json"
+        guard let data = FileManager.default.contents(atPath: relayJSONPath),
+              var configuration = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw EvalError("relay init made no readable relay.json in \(workspace)")
+        }
+        let relays = configuration["relays"] as? [String: Any]
+        let researchRequest = ((relays?["research"] as? [String: Any])?["request"] as? String) ?? Solo.defaultResearchRequest
+        switch config {
+        case "relay":
+            var model = configuration["model"] as? [String: Any] ?? [:]
+            model["temperature"] = 0
+            configuration["model"] = model
+            try jsonData(configuration).write(to: URL(fileURLWithPath: relayJSONPath))
+        default:
+            try jsonData(Solo.roster).write(to: URL(fileURLWithPath: workspace + "/" + Solo.rosterFile))
+            try jsonData(Solo.relayJSON(researchRequest: researchRequest)).write(to: URL(fileURLWithPath: relayJSONPath))
+        }
+        for note in tasks.journal {
+            try write(workspace + "/Journal/user/" + (note as NSString).lastPathComponent, try read(note))
+        }
+        let contextPath = workspace + "/context.md"
+        let context = (try? String(contentsOfFile: contextPath, encoding: .utf8)) ?? "# Context\n"
+        try write(contextPath, addToContext(context, tasks.context))
+        let (agentsStatus, agentsOutput) = try run([relay, "agents", "-w", workspace], environment: environment, scratch: scratch)
+        guard agentsStatus == 0 else { throw EvalError("relay agents rejects the \(config) workspace: \(agentsOutput)") }
+    }
+
+    func runConfig(_ config: String) throws -> ConfigResult {
+        let started = now()
+        let workspace = outRoot + "/" + config
+        let scratch = outRoot + "/scratch-" + config
+        try? FileManager.default.removeItem(atPath: scratch)
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        log("── \(config): workspace \(workspace)")
+        try makeWorkspace(config, at: workspace, scratch: scratch)
+        let roster = rosterWords(workspace)
+        let runs = RunFolder(workspace: workspace)
+
+        // Sources every answer may draw on: the notes, context.md as the person left it, the documents.
+        var answerSources: [String] = try tasks.journal.map { try read($0) }
+        answerSources.append((try? String(contentsOfFile: workspace + "/context.md", encoding: .utf8)) ?? "")
+        answerSources += try tasks.documents.map { try sourceText($0) }
+
+        let watchLog = outRoot + "/\(config)-watch.log"
+        let watch = try Child([relay, "watch", "-w", workspace], environment: environment, stdout: watchLog, stderr: watchLog)
+        defer { watch.stop() }
+        // The daemon is ready once it has indexed the folder (the baseline); give it a moment.
+        var ready = false
+        for _ in 0..<100 {
+            if !watch.isRunning { throw EvalError("relay watch exited at once (\(watch.status ?? -1)); see \(watchLog)") }
+            let (_, status) = try run([relay, "status", "-w", workspace, "--json"], environment: environment, scratch: scratch)
+            if status.contains("\"pid\""), FileManager.default.fileExists(atPath: workspace + "/.relay/watch.sqlite") { ready = true; break }
+            usleep(200_000)
+        }
+        if !ready { log("   (relay status never showed the daemon; going on)") }
+        sleep(1)
+
+        var documents: [DocumentResult] = []
+        for document in selected(tasks.documents, id: \.id) {
+            let name = dropName(document)
+            let target = "Research/" + name
+            let known = runs.ids()
+            let source = try sourceText(document)
+            try drop(try dropBytes(document), at: workspace + "/" + target, scratch: scratch)
+            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout) { $0.triggerPath == target }
+            var result = DocumentResult(id: document.id, kind: document.kind, dropped: target, state: "", seconds: seconds, tokens: state.tokens,
+                                        summary: "", score: nil, factsInContext: [], run: info?.id, error: nil)
+            if timedOut {
+                result.state = info == nil ? "no run" : "timeout"
+                result.error = info == nil ? "no run started for \(target) within \(Int(options.timeout)) s" : "the run did not finish within \(Int(options.timeout)) s"
+                if let id = info?.id {
+                    // Let it finish before the next drop (not timed), so it does not slow the next task.
+                    _ = runs.waitForRun(known: known, timeout: options.timeout) { $0.id == id }
+                }
+            } else {
+                result.state = info?.skipped == true ? "skipped" : (state.end ?? "?")
+                if state.end != "finished" { result.error = state.message }
+            }
+            let stem = (name as NSString).deletingPathExtension
+            let summary = (try? String(contentsOfFile: workspace + "/Research/\(stem)/summary.md", encoding: .utf8)) ?? ""
+            result.summary = summary
+            result.score = Scorer.summary(summary, source: source, facts: document.facts, roster: roster)
+            documents.append(result)
+            let score = result.score!
+            log(String(format: "[%@] doc %-12@ %@ recall %d/%d%@  length %5.2f  precision %@  %6.1f s  %6d tokens",
+                       config, document.id, result.state == "finished" ? "" : "(\(result.state)) ",
+                       score.factsFound.filter { $0 }.count, document.facts.count, score.overLong ? " (over-long: 0)" : "",
+                       score.lengthRatio, percent(score.precision.precision), seconds, state.tokens))
+        }
+        let context = (try? String(contentsOfFile: workspace + "/context.md", encoding: .utf8)) ?? ""
+        for index in documents.indices {
+            let facts = tasks.documents.first { $0.id == documents[index].id }?.facts ?? []
+            documents[index].factsInContext = facts.map { Text.found($0, in: context) }
+        }
+
+        var questions: [QuestionResult] = []
+        for question in selected(tasks.questions, id: \.id) {
+            let result = try ask(question, workspace: workspace, scratch: scratch, runs: runs, sources: answerSources, roster: roster)
+            questions.append(result)
+            logQuestion(config, result)
+        }
+        for chat in selected(tasks.chats, id: \.id) {
+            for result in try converse(chat, workspace: workspace, scratch: scratch, runs: runs, sources: answerSources, roster: roster) {
+                questions.append(result)
+                logQuestion(config, result)
+            }
+        }
+        watch.stop()
+        if !options.keep { try? FileManager.default.removeItem(atPath: workspace) }
+        return ConfigResult(config: config, workspace: workspace, documents: documents, questions: questions,
+                            totals: totals(documents, questions, seconds: now() - started))
+    }
+
+    func logQuestion(_ config: String, _ result: QuestionResult) {
+        let answer = result.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
+        log(String(format: "[%@] ask %-22@ %-9@ precision %@  %6.1f s  %6d tokens  %@", config, result.id, result.score.verdict.rawValue,
+                   percent(result.score.precision.precision), result.seconds, result.tokens, String(answer.prefix(70))))
+    }
+
+    /// One question through `relay ask --json`: the answer is the `final` event's text.
+    func ask(_ question: Question, workspace: String, scratch: String, runs: RunFolder, sources: [String], roster: Set<String>) throws -> QuestionResult {
+        let out = scratch + "/ask-\(question.id).jsonl"
+        let started = now()
+        let child = try Child([relay, "ask", "-w", workspace, "--json", question.question], environment: environment,
+                              stdout: out, stderr: scratch + "/ask-\(question.id).err")
+        let finished = child.wait(seconds: options.timeout)
+        if !finished { child.stop(grace: 10) }
+        let seconds = now() - started
+        var answer = "", runID: String?, error: String?
+        var turn: [String] = []
+        for line in ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n") {
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            switch event["event"] as? String {
+            case "runStarted": runID = event["run"] as? String
+            case "agentFinished": turn.append(event["text"] as? String ?? "")
+            case "final": answer = event["text"] as? String ?? ""
+            case "error": error = event["message"] as? String
+            default: break
+            }
+        }
+        if error == nil, child.status != 0 {
+            error = finished ? "relay ask exited \(child.status ?? -1): " + ((try? String(contentsOfFile: scratch + "/ask-\(question.id).err", encoding: .utf8)) ?? "") : "timeout"
+        }
+        let state = runID.map { runs.journal($0) } ?? JournalState()
+        return QuestionResult(id: question.id, from: question.from, question: question.question, via: "relay ask",
+                              state: !finished ? "timeout" : (state.end ?? (error == nil ? "?" : "failed")), seconds: seconds, tokens: state.tokens,
+                              answer: answer, score: Scorer.answer(answer, accept: question.accept, sources: sources + [question.question], roster: roster),
+                              anywhereInTurn: Text.found(question.accept, anywhereIn: turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) })
+    }
+
+    /// A follow-up conversation written into one Chats/NAME.md under `relay watch`: each turn is
+    /// the person's message at the end of the file; the answer is the last `### ` section of
+    /// that turn's block.
+    func converse(_ chat: ChatTask, workspace: String, scratch: String, runs: RunFolder, sources: [String], roster: Set<String>) throws -> [QuestionResult] {
+        let chatFile = "Chats/eval-\(chat.id).md"
+        let path = workspace + "/" + chatFile
+        var results: [QuestionResult] = []
+        var asked: [String] = []
+        for (index, turn) in chat.turns.enumerated() {
+            let known = runs.ids()
+            var text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            if !text.isEmpty {
+                if !text.hasSuffix("\n") { text += "\n" }
+                text += "\n"
+            }
+            text += turn.question + "\n"
+            try drop(Array(text.utf8), at: path, scratch: scratch)
+            asked.append(turn.question)
+            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout) { $0.chatFile == chatFile }
+            let file = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            let answer = info.flatMap { ChatFile.lastSection(file, run: $0.id) } ?? ""
+            let whole = info.map { ChatFile.wholeTurn(file, run: $0.id) } ?? ""
+            results.append(QuestionResult(
+                id: "\(chat.id)#\(index + 1)", from: chat.from, question: turn.question, via: chatFile,
+                state: timedOut ? (info == nil ? "no run" : "timeout") : (state.end ?? "?"), seconds: seconds, tokens: state.tokens, answer: answer,
+                score: Scorer.answer(answer, accept: turn.accept, sources: sources + asked, roster: roster),
+                anywhereInTurn: Text.found(turn.accept, anywhereIn: whole), run: info?.id,
+                error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message)))
+            if timedOut, let id = info?.id { _ = runs.waitForRun(known: known, timeout: options.timeout) { $0.id == id } }
+        }
+        return results
+    }
+}
+
+func percent(_ value: Double?) -> String {
+    guard let value else { return "  n/a" }
+    return String(format: "%4.0f%%", value * 100)
+}
+
+// MARK: - Report
+
+func table(_ rows: [[String]]) -> String {
+    var widths = [Int](repeating: 0, count: rows.map(\.count).max() ?? 0)
+    for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+    return rows.map { row in
+        row.enumerated().map { index, cell in index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ")
+    }.joined(separator: "\n")
+}
+
+func report(_ result: ConfigResult) -> String {
+    var lines = ["", "═══ \(result.config) ═══", ""]
+    var rows = [["DOCUMENT", "KIND", "STATE", "RECALL", "RAW", "LENGTH", "PRECISION", "SECONDS", "TOKENS", "UNSUPPORTED"]]
+    for document in result.documents {
+        let score = document.score
+        let found = score?.factsFound.filter { $0 }.count ?? 0, all = score?.factsFound.count ?? 0
+        rows.append([document.id, String(document.kind.prefix(22)), document.state,
+                     score.map { String(format: "%.2f", $0.recall) } ?? "-", "\(found)/\(all)",
+                     score.map { String(format: "%.2f%@", $0.lengthRatio, $0.overLong ? " over" : "") } ?? "-",
+                     percent(score?.precision.precision), String(format: "%.1f", document.seconds), "\(document.tokens)",
+                     (score?.precision.unsupported.prefix(6).joined(separator: ", ")) ?? ""])
+    }
+    lines.append(table(rows))
+    lines.append("")
+    rows = [["QUESTION", "FROM", "VIA", "RESULT", "IN TURN", "PRECISION", "SECONDS", "TOKENS", "ANSWER"]]
+    for question in result.questions {
+        let answer = question.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
+        rows.append([question.id, question.from, question.via == "relay ask" ? "ask" : "chat", question.score.verdict.rawValue,
+                     question.anywhereInTurn ? "yes" : "no", percent(question.score.precision.precision),
+                     String(format: "%.1f", question.seconds), "\(question.tokens)", String(answer.prefix(60))])
+    }
+    lines.append(table(rows))
+    let t = result.totals
+    lines.append("")
+    lines.append(String(format: "recall %.2f (raw %.2f; %d of %d summaries over half their source) · summary precision %@ · answer precision %@",
+                        t.recall, t.rawRecall, t.overLong, t.documents, percent(t.summaryPrecision), percent(t.answerPrecision)))
+    lines.append(String(format: "facts in context.md %d/%d · answered %d/%d (too long %d, wrong %d)",
+                        t.factsInContext, t.facts, t.answered, t.questions, t.tooLong, t.wrong))
+    lines.append(String(format: "seconds per document: median %.1f, mean %.1f · per question: median %.1f · tokens per document %.0f, per question %.0f · total %.0f s, %d tokens",
+                        t.medianSecondsPerDocument, t.meanSecondsPerDocument, t.medianSecondsPerQuestion, t.meanTokensPerDocument,
+                        t.meanTokensPerQuestion, t.totalSeconds, t.totalTokens))
+    return lines.joined(separator: "\n")
+}
+
+func ratios(_ configs: [ConfigResult]) -> [String: Double?] {
+    guard let relay = configs.first(where: { $0.config == "relay" })?.totals, let solo = configs.first(where: { $0.config == "solo" })?.totals else { return [:] }
+    func ratio(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a, let b, b != 0 else { return nil }
+        return a / b
+    }
+    return [
+        "recall": ratio(relay.recall, solo.recall),
+        "rawRecall": ratio(relay.rawRecall, solo.rawRecall),
+        "summaryPrecision": ratio(relay.summaryPrecision, solo.summaryPrecision),
+        "answerPrecision": ratio(relay.answerPrecision, solo.answerPrecision),
+        "factsInContext": ratio(Double(relay.factsInContext), Double(solo.factsInContext)),
+        "answered": ratio(Double(relay.answered), Double(solo.answered)),
+        "medianSecondsPerDocument": ratio(relay.medianSecondsPerDocument, solo.medianSecondsPerDocument),
+        "medianSecondsPerQuestion": ratio(relay.medianSecondsPerQuestion, solo.medianSecondsPerQuestion),
+        "tokensPerDocument": ratio(relay.meanTokensPerDocument, solo.meanTokensPerDocument),
+        "tokensPerQuestion": ratio(relay.meanTokensPerQuestion, solo.meanTokensPerQuestion),
+    ]
+}
+
+func ratioReport(_ ratios: [String: Double?], _ configs: [ConfigResult]) -> String {
+    guard let relay = configs.first(where: { $0.config == "relay" })?.totals, let solo = configs.first(where: { $0.config == "solo" })?.totals else { return "" }
+    func r(_ key: String) -> String { (ratios[key] ?? nil).map { String(format: "%.2f×", $0) } ?? "n/a" }
+    func p(_ v: Double?) -> String { percent(v).trimmingCharacters(in: .whitespaces) }
+    let rows: [[String]] = [
+        ["", "relay", "solo", "relay/solo"],
+        ["recall (over-long = 0)", String(format: "%.2f", relay.recall), String(format: "%.2f", solo.recall), r("recall")],
+        ["recall (raw)", String(format: "%.2f", relay.rawRecall), String(format: "%.2f", solo.rawRecall), r("rawRecall")],
+        ["summaries over half their source", "\(relay.overLong)/\(relay.documents)", "\(solo.overLong)/\(solo.documents)", ""],
+        ["mean length (summary/source)", String(format: "%.2f", relay.meanLengthRatio), String(format: "%.2f", solo.meanLengthRatio), ""],
+        ["summary precision", p(relay.summaryPrecision), p(solo.summaryPrecision), r("summaryPrecision")],
+        ["answer precision", p(relay.answerPrecision), p(solo.answerPrecision), r("answerPrecision")],
+        ["facts in context.md", "\(relay.factsInContext)/\(relay.facts)", "\(solo.factsInContext)/\(solo.facts)", r("factsInContext")],
+        ["questions answered", "\(relay.answered)/\(relay.questions)", "\(solo.answered)/\(solo.questions)", r("answered")],
+        ["median seconds per document", String(format: "%.1f", relay.medianSecondsPerDocument), String(format: "%.1f", solo.medianSecondsPerDocument), r("medianSecondsPerDocument")],
+        ["median seconds per question", String(format: "%.1f", relay.medianSecondsPerQuestion), String(format: "%.1f", solo.medianSecondsPerQuestion), r("medianSecondsPerQuestion")],
+        ["tokens per document", String(format: "%.0f", relay.meanTokensPerDocument), String(format: "%.0f", solo.meanTokensPerDocument), r("tokensPerDocument")],
+        ["tokens per question", String(format: "%.0f", relay.meanTokensPerQuestion), String(format: "%.0f", solo.meanTokensPerQuestion), r("tokensPerQuestion")],
+    ]
+    return "\n═══ relay against solo ═══\n\n" + table(rows)
+}
+
+// MARK: - Self-test of the scorer
+
+func selfTest() -> Bool {
+    var failures = 0
+    var checks = 0
+    func check(_ condition: Bool, _ what: String) {
+        checks += 1
+        if !condition { failures += 1; print("FAIL: \(what)") }
+    }
+    let roster: Set<String> = Claims.words("Paige Remy Wren Vera planner researcher writer reviewer Relay You are Wren, the Writer.")
+    let source = """
+        # Progress report: the Brindle footbridge
+        The total cost of the bridge is now estimated at 4.2 million crowns. Oksana Pell leads the build.
+        The main contractor is Veltrane Works. The bridge opens on 14 March 2027. It has a span of 38 metres.
+        A petition was signed by seven residents and 4,200 visitors.
+        """
+    let facts = [
+        Fact(fact: "cost", all: ["4.2 million"]), Fact(fact: "lead", all: ["Pell"]), Fact(fact: "opening", all: ["14", "March"]),
+        Fact(fact: "visitors", all: ["4,200"]),
+    ]
+    // Normalising.
+    check(Text.found([["4,200"]], inUnitsOf: "About 4200 visitors came."), "4,200 = 4200")
+    check(Text.found([["4200"]], inUnitsOf: "About 4,200 visitors came."), "4200 = 4,200")
+    check(Text.found([["7 goats"]], inUnitsOf: "He lost seven goats."), "seven = 7")
+    check(Text.found([["14", "march"]], inUnitsOf: "It opens on March 14th, 2027."), "ordinals and order")
+    check(!Text.found([["48"]], inUnitsOf: "He ordered 480 panels and 4.48 litres."), "48 is not 480 nor 4.48")
+    check(!Text.found([["pell"]], inUnitsOf: "The Pellucid 3 robot."), "Pell is not Pellucid")
+    check(Text.found([["ember & sand"]], inUnitsOf: "Her studio, **Ember and Sand**, is open."), "& = and, markdown ignored")
+    check(!Text.found([["14", "march"]], inUnitsOf: "It opens on the 14th. The steel arrives in March."), "a fact's strings must share one sentence")
+    check(Text.found([["11 percent"]], inUnitsOf: "Leakage fell to 11%."), "% = percent")
+
+    // Recall and the over-long rule.
+    let good = "The Brindle footbridge costs 4.2 million crowns. Oksana Pell leads it; it opens on 14 March 2027."
+    let goodScore = Scorer.summary(good, source: source, facts: facts, roster: roster)
+    check(goodScore.rawRecall == 0.75 && goodScore.recall == 0.75, "a short faithful summary keeps its recall (\(goodScore.recall))")
+    let dump = source + "\n" + source
+    let dumpScore = Scorer.summary(dump, source: source, facts: facts, roster: roster)
+    check(dumpScore.rawRecall == 1 && dumpScore.recall == 0 && dumpScore.overLong, "a summary longer than half its source counts 0 in the headline (raw \(dumpScore.rawRecall))")
+    let worse = "The Brindle footbridge costs 4.2 million crowns."
+    check(Scorer.summary(worse, source: source, facts: facts, roster: roster).recall < goodScore.recall, "dropping a fact lowers recall")
+    check(Scorer.summary("", source: source, facts: facts, roster: roster).recall == 0, "no summary, no recall")
+
+    // Precision.
+    let faithful = Claims.score(good, sources: [source], roster: roster)
+    check(faithful.precision == 1, "a faithful summary has precision 1 (unsupported: \(faithful.unsupported))")
+    let inventedNumber = Claims.score(good + " It is 52 metres long.", sources: [source], roster: roster)
+    check((inventedNumber.precision ?? 1) < 1 && inventedNumber.unsupported.contains("52"), "an invented number lowers precision (\(inventedNumber.unsupported))")
+    let inventedName = Claims.score(good + " The engineer is Marcus Whitfield.", sources: [source], roster: roster)
+    check((inventedName.precision ?? 1) < 1 && inventedName.unsupported.contains("Whitfield"), "an invented name lowers precision (\(inventedName.unsupported))")
+    let moreInvented = Claims.score(good + " The engineer is Marcus Whitfield. It is 52 metres long.", sources: [source], roster: roster)
+    check((moreInvented.precision ?? 1) < (inventedName.precision ?? 1), "more invented claims, lower precision")
+    let plain = Claims.score("""
+        ## Summary
+        1. The Brindle footbridge costs 4.2 million crowns.
+        2. However, Paige and Wren said it opens in March.
+        - Overall, Research/brindle-footbridge-report.md says Oksana Pell leads it.
+        """, sources: [source], roster: roster)
+    check(plain.precision == 1, "list numbering, headings, sentence starters, paths and agents' names are not claims (\(plain.unsupported))")
+    check(Claims.score("4,200 visitors and 7 residents came.", sources: [source], roster: roster).precision == 1, "number formats and number words in the source")
+    check(Claims.score("The cost was 4200000 crowns.", sources: [source], roster: roster).precision == 1, "4.2 million = 4200000")
+
+    // Answers.
+    let notes = "- Started the Fennick greenhouse with Bram Otieno today.\n- Greenhouse budget: 3,150 crowns."
+    let accept = [["Bram"], ["Otieno"]]
+    check(Scorer.answer("You are building it with Bram Otieno.", accept: accept, sources: [notes], roster: roster).verdict == .answered, "a short right answer is answered")
+    check(Scorer.answer("**Bram Otieno**", accept: accept, sources: [notes], roster: roster).verdict == .answered, "a bare name is answered")
+    let long = "Here is what your notes say. " + notes + " Rain all day. Did the laundry. Groceries: oats, lentils, coffee. The bin goes out on Tuesday."
+    check(Scorer.answer(long, accept: accept, sources: [notes], roster: roster).verdict == .tooLong, "a dump of the notes containing the answer is too long")
+    let manyWords = "You are building the Fennick greenhouse with Bram Otieno, " + String(repeating: "and you both agreed on a lean-to design against the wall ", count: 6) + "."
+    check(Scorer.answer(manyWords, accept: accept, sources: [notes], roster: roster).verdict == .tooLong, "more than 60 words is too long")
+    check(Scorer.answer("APPROVED: the answer is clear and short.", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "an answer without it is wrong")
+    check(Scorer.answer("", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "no answer is wrong")
+    let invented = Scorer.answer("You are building it with Bram Otieno and Karl Jensen.", accept: accept, sources: [notes], roster: roster)
+    check((invented.precision.precision ?? 1) < 1, "an invented name in an answer lowers its precision (\(invented.precision.unsupported))")
+
+    // The chat file's markers.
+    let chat = """
+        Who leads it?
+
+        <!-- relay:turn 20261122-154012-a3f9 -->
+        ### 📋 Paige · planner
+
+        Plan: find the lead.
+
+        ### ✍️ Wren · writer
+
+        Oksana Pell leads it.
+
+        <!-- relay:end 20261122-154012-a3f9 · write your next message below this line -->
+        """
+    check(ChatFile.lastSection(chat, run: "20261122-154012-a3f9") == "Oksana Pell leads it.", "the answer in a chat file is the turn's last section")
+    check(ChatFile.lastSection(chat, run: "20261122-000000-0000") == nil, "another run's block is not there")
+
+    // Context lines go under their sections.
+    let context = addToContext("# Context\n\n## Goals\n\n*What we want.*\n\n## Decisions\n\n*Newest first.*\n",
+                               [ContextLines(section: "Goals", lines: ["- Finish it."]), ContextLines(section: "Other", lines: ["- x"])])
+    check(context.contains("*What we want.*\n\n- Finish it.\n\n## Decisions") && context.hasSuffix("## Other\n\n- x\n"), "context lines under their section")
+
+    // The PDF maker makes something pdftotext reads, when it is installed.
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/pdftotext") {
+        let pdfPath = NSTemporaryDirectory() + "relay-eval-selftest-\(getpid()).pdf"
+        try? Data(PDFMaker.pdf(from: "Rent: 1,275 crowns (a month) from 1 March 2027.\nSigned, Hester Quayle")).write(to: URL(fileURLWithPath: pdfPath))
+        let (status, text) = (try? run(["/usr/bin/pdftotext", "-layout", pdfPath, "-"], environment: ProcessInfo.processInfo.environment,
+                                        scratch: NSTemporaryDirectory())) ?? (-1, "")
+        try? FileManager.default.removeItem(atPath: pdfPath)
+        check(status == 0 && text.contains("1,275 crowns (a month)") && text.contains("Hester Quayle"), "pdftotext reads the PDF made at eval time")
+    }
+
+    print("self-test: \(checks - failures) passed, \(failures) failed")
+    return failures == 0
+}
+
+// MARK: - Main
+
+func locate(_ options: Options) throws -> (tasksDir: String, relay: String) {
+    let fm = FileManager.default
+    let binFolder = URL(fileURLWithPath: (CommandLine.arguments[0] as NSString).deletingLastPathComponent,
+                        relativeTo: URL(fileURLWithPath: fm.currentDirectoryPath + "/")).standardizedFileURL.path
+    let relay = options.relay ?? binFolder + "/relay"
+    guard fm.isExecutableFile(atPath: relay) else { throw EvalError("no relay binary at \(relay) (build it, or pass --relay PATH)") }
+    var candidates = [options.tasksDir ?? "Tests/Eval"]
+    if options.tasksDir == nil { candidates.append(binFolder + "/../../../Tests/Eval") }
+    guard let tasksDir = candidates.first(where: { fm.fileExists(atPath: $0 + "/tasks.json") }) else {
+        throw EvalError("no tasks.json in \(candidates.joined(separator: " or ")) (run from the repository, or pass --tasks-dir)")
+    }
+    return (URL(fileURLWithPath: tasksDir).standardizedFileURL.path, URL(fileURLWithPath: relay).standardizedFileURL.path)
+}
+
+func main() -> Int32 {
+    do {
+        let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+        if options.selfTest { return selfTest() ? 0 : 1 }
+        let (tasksDir, relay) = try locate(options)
+        let data = try Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json"))
+        let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
+        if let wanted = options.tasks {
+            let known = Set(tasks.documents.map(\.id) + tasks.questions.map(\.id) + tasks.chats.map(\.id))
+            let unknown = wanted.subtracting(known)
+            guard unknown.isEmpty else { throw EvalError("unknown task ids: \(unknown.sorted().joined(separator: ", ")) (known: \(known.sorted().joined(separator: ", ")))") }
+        }
+        let outRoot = URL(fileURLWithPath: options.out ?? ".build/eval/\(options.model)").standardizedFileURL.path
+        try FileManager.default.createDirectory(atPath: outRoot, withIntermediateDirectories: true)
+        // Say which model answers, before minutes of work.
+        var environment = ProcessInfo.processInfo.environment
+        if let url = options.url { environment["RELAY_MODEL_URL"] = url }
+        let (doctorStatus, doctor) = try run([relay, "doctor"], environment: environment, scratch: outRoot, timeout: 60)
+        print(doctor.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard doctorStatus == 0 else { throw EvalError("the model server does not answer (relay doctor exited \(doctorStatus)); start it (make model) or pass --url") }
+        let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: relay, outRoot: outRoot)
+        let started = now()
+        var configs: [ConfigResult] = []
+        for config in options.configs { configs.append(try harness.runConfig(config)) }
+        for config in configs { print(report(config)) }
+        let ratioTable = ratios(configs)
+        print(ratioReport(ratioTable, configs))
+        let formatter = ISO8601DateFormatter()
+        let (_, commit) = (try? run(["/usr/bin/git", "rev-parse", "--short", "HEAD"], environment: environment, scratch: outRoot, timeout: 10)) ?? (1, "")
+        let results = EvalResults(model: options.model, url: options.url, date: formatter.string(from: Date()),
+                                  commit: commit.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty,
+                                  tasks: options.tasks.map { $0.sorted() } ?? ["all"], configs: configs, ratios: ratioTable)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let json = try encoder.encode(results)
+        try json.write(to: URL(fileURLWithPath: outRoot + "/results.json"))
+        if let path = options.json { try json.write(to: URL(fileURLWithPath: path)) }
+        print(String(format: "\nthe whole eval took %.0f s; results: %@/results.json%@", now() - started, outRoot, options.json.map { " and \($0)" } ?? ""))
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("relay-eval: error: \(error)\n".utf8))
+        return 1
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+exit(main())
