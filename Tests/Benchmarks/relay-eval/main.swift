@@ -163,12 +163,36 @@ enum Text {
 
     private static let sentenceEnd = regex(#"(?<=[.!?])\s+"#)
 
-    /// The units a fact must fit in: each line, and each sentence of a line (a point, "!" or "?"
-    /// followed by a space ends one; "4.2" does not).
+    private static let blockStart = regex(#"^\s*([-*+•]\s|\d{1,3}[.)]\s|#|\||>|<!--)"#)
+
+    /// The blocks of a text: a list item, a heading, a table row, or a paragraph whose wrapped
+    /// lines are joined (a blank line or the next item ends it).
+    static func blocks(_ text: String) -> [String] {
+        var result: [String] = []
+        var current: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty {
+                if let c = current { result.append(c) }
+                current = nil
+            } else if current == nil || blockStart.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil {
+                if let c = current { result.append(c) }
+                current = trimmed
+            } else {
+                current! += " " + trimmed
+            }
+        }
+        if let c = current { result.append(c) }
+        return result
+    }
+
+    /// The units a fact must fit in: each sentence of each block (a point, "!" or "?" followed
+    /// by a space ends one; "4.2" does not). A line of a list or a table is a block of its own;
+    /// the wrapped lines of a paragraph are one.
     static func units(_ text: String) -> [String] {
         var result: [String] = []
-        for line in text.split(whereSeparator: \.isNewline) {
-            let marked = replace(String(line), sentenceEnd, "\u{1E}")
+        for line in blocks(text) {
+            let marked = replace(line, sentenceEnd, "\u{1E}")
             for sentence in marked.split(separator: "\u{1E}") {
                 let trimmed = sentence.trimmingCharacters(in: .whitespaces)
                 if trimmed.contains(where: { $0.isLetter || $0.isNumber }) { result.append(trimmed) }
@@ -360,7 +384,7 @@ enum Claims {
         s = Text.replace(s, linkTarget, "]")
         s = Text.replace(s, pathLike, " ")
         var result: [String] = []
-        for line in s.split(whereSeparator: \.isNewline) {
+        for line in Text.blocks(s) {
             var l = Text.replace(String(line), lineMarker, "")
             l = Text.replace(l, emphasis, "")
             l = l.replacingOccurrences(of: "[", with: " ").replacingOccurrences(of: "]", with: " ")
@@ -1060,15 +1084,16 @@ final class Harness {
         let watchLog = outRoot + "/\(config)-watch.log"
         let watch = try Child([relay, "watch", "-w", workspace], environment: environment, stdout: watchLog, stderr: watchLog)
         defer { watch.stop() }
-        // The daemon is ready once it has indexed the folder (the baseline); give it a moment.
+        // The daemon is ready once its first start has taken the folder as the baseline (what is
+        // there then starts nothing, so a drop must come after): its log says so.
         var ready = false
-        for _ in 0..<100 {
+        for _ in 0..<300 {
             if !watch.isRunning { throw EvalError("relay watch exited at once (\(watch.status ?? -1)); see \(watchLog)") }
-            let (_, status) = try run([relay, "status", "-w", workspace, "--json"], environment: environment, scratch: scratch)
-            if status.contains("\"pid\""), FileManager.default.fileExists(atPath: workspace + "/.relay/watch.sqlite") { ready = true; break }
-            usleep(200_000)
+            let daemonLog = (try? String(contentsOfFile: workspace + "/.relay/log/watch.log", encoding: .utf8)) ?? ""
+            if daemonLog.contains("baseline") { ready = true; break }
+            usleep(100_000)
         }
-        if !ready { log("   (relay status never showed the daemon; going on)") }
+        if !ready { log("   (the daemon's log never mentioned its baseline; going on)") }
         sleep(1)
 
         var documents: [DocumentResult] = []
@@ -1292,7 +1317,7 @@ func ratioReport(_ ratios: [String: Double?], _ configs: [ConfigResult]) -> Stri
 
 // MARK: - Self-test of the scorer
 
-func selfTest() -> Bool {
+func selfTest(_ options: Options) -> Bool {
     var failures = 0
     var checks = 0
     func check(_ condition: Bool, _ what: String) {
@@ -1398,18 +1423,44 @@ func selfTest() -> Bool {
         check(status == 0 && text.contains("1,275 crowns (a month)") && text.contains("Hester Quayle"), "pdftotext reads the PDF made at eval time")
     }
 
+    // The task set itself: each key fact is in one sentence of its document (a summary that
+    // copied the document would find them all), and each accepted answer is in the sources.
+    if let tasksDir = try? locate(options, needRelay: false).tasksDir,
+       let data = FileManager.default.contents(atPath: tasksDir + "/tasks.json") {
+        do {
+            let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
+            let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: "", outRoot: "")
+            var sources: [String] = try tasks.journal.map { try harness.read($0) }
+            sources += tasks.context.flatMap(\.lines)
+            for document in tasks.documents {
+                let text = try harness.sourceText(document)
+                sources.append(text)
+                check((3...8).contains(document.facts.count), "\(document.id): 3 to 8 key facts")
+                for fact in document.facts { check(Text.found(fact, in: text), "\(document.id): '\(fact.fact)' is in one sentence of the document") }
+                let own = Claims.score(text, sources: [text], roster: roster)
+                check(own.precision == nil || own.precision == 1, "\(document.id): the document is fully supported by itself (\(own.unsupported))")
+            }
+            let all = sources.joined(separator: "\n")
+            for question in tasks.questions { check(Text.found(question.accept, anywhereIn: all), "\(question.id): an accepted answer is in the workspace") }
+            for chat in tasks.chats { for turn in chat.turns { check(Text.found(turn.accept, anywhereIn: all), "\(chat.id): '\(turn.question)' has its answer in the workspace") } }
+            check(tasks.documents.contains { (try? harness.sourceText($0).count) ?? 0 >= 20_000 }, "a document longer than 20,000 characters")
+        } catch {
+            check(false, "tasks.json: \(error)")
+        }
+    }
+
     print("self-test: \(checks - failures) passed, \(failures) failed")
     return failures == 0
 }
 
 // MARK: - Main
 
-func locate(_ options: Options) throws -> (tasksDir: String, relay: String) {
+func locate(_ options: Options, needRelay: Bool = true) throws -> (tasksDir: String, relay: String) {
     let fm = FileManager.default
     let binFolder = URL(fileURLWithPath: (CommandLine.arguments[0] as NSString).deletingLastPathComponent,
                         relativeTo: URL(fileURLWithPath: fm.currentDirectoryPath + "/")).standardizedFileURL.path
     let relay = options.relay ?? binFolder + "/relay"
-    guard fm.isExecutableFile(atPath: relay) else { throw EvalError("no relay binary at \(relay) (build it, or pass --relay PATH)") }
+    guard !needRelay || fm.isExecutableFile(atPath: relay) else { throw EvalError("no relay binary at \(relay) (build it, or pass --relay PATH)") }
     var candidates = [options.tasksDir ?? "Tests/Eval"]
     if options.tasksDir == nil { candidates.append(binFolder + "/../../../Tests/Eval") }
     guard let tasksDir = candidates.first(where: { fm.fileExists(atPath: $0 + "/tasks.json") }) else {
@@ -1421,7 +1472,7 @@ func locate(_ options: Options) throws -> (tasksDir: String, relay: String) {
 func main() -> Int32 {
     do {
         let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
-        if options.selfTest { return selfTest() ? 0 : 1 }
+        if options.selfTest { return selfTest(options) ? 0 : 1 }
         let (tasksDir, relay) = try locate(options)
         let data = try Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json"))
         let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
