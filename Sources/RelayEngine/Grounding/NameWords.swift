@@ -1,0 +1,58 @@
+/// Proper names in a run of chunks: sequences of capitalised words ("Oksana Pell", "Bank of
+/// Lisbon", "O'Hara", "Saint-Étienne", "J. R. Tolkien"), with the words that only look like
+/// names left out — a common word starting a sentence, months and weekdays, "I", capitals
+/// that are markers ("APPROVED"), titles ("Dr."), and the words the engine says to ignore
+/// (its agents' names).
+enum NameWords {
+    /// The name starting at `index`, its words and the chunks it takes; nil when the chunk
+    /// there starts none. A run whose every word is common ("Key Findings", "Next Steps") is
+    /// skipped whole: small models write Title Case, and such a run names nothing checkable.
+    static func match(_ chunks: [ClaimChunk], at index: Int, ignoring: Set<String>) -> (words: [String], used: Int)? {
+        let first = chunks[index]
+        guard let firstWord = word(first, atStart: first.startsUnit || first.inHeading, ignoring: ignoring) else { return nil }
+        var words = [firstWord.text]
+        var checked = firstWord
+        var end = index + 1
+        while end < chunks.count, !checked.ends {
+            let next = chunks[end]
+            guard next.leading.isEmpty else { break }
+            if let word = word(next, atStart: next.inHeading, ignoring: ignoring) {
+                words.append(word.text)
+                checked = word
+                end += 1
+            } else if CommonWords.nameJoiners.contains(next.core), next.trailing.isEmpty, end + 1 < chunks.count,
+                      chunks[end + 1].leading.isEmpty,
+                      let word = word(chunks[end + 1], atStart: chunks[end + 1].inHeading, ignoring: ignoring) {
+                words += [next.core, word.text]
+                checked = word
+                end += 2
+            } else {
+                break
+            }
+        }
+        let meaningful = words.filter { !CommonWords.nameJoiners.contains($0) && !$0.hasSuffix(".") }
+        if meaningful.allSatisfy({ CommonWords.contains($0) }) { return (words: [], used: end - index) }
+        return (words, end - index)
+    }
+
+    /// A chunk read as a word of a name: its text (without a possessive) and whether the name
+    /// must end after it (punctuation or a possessive follows). Nil when it cannot be one.
+    private static func word(_ chunk: ClaimChunk, atStart: Bool, ignoring: Set<String>) -> (text: String, ends: Bool)? {
+        var text = chunk.core.replacingApostrophes()
+        var possessive = false
+        if text.hasSuffix("'s") || text.hasSuffix("'S") { text.removeLast(2); possessive = true }
+        guard let first = text.unicodeScalars.first, first.properties.isAlphabetic,
+              text.unicodeScalars.contains(where: { $0.properties.isUppercase }),
+              text.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.generalCategory == .nonspacingMark || $0 == "-" || $0 == "'" }),
+              text.last != "-", text.last != "'" else { return nil }
+        let lowered = text.lowercased()
+        // "J." is an initial: the name goes on ("J. R. Tolkien").
+        let initial = text.count == 1 && chunk.trailing == "."
+        if text.count == 1 && !initial { return nil }
+        if lowered == "i" || lowered.hasPrefix("i'") { return nil }
+        if DateValue.calendarWords.contains(lowered) || CommonWords.titles.contains(lowered) || ignoring.contains(lowered) { return nil }
+        if text.count > 1, text == text.uppercased(), CommonWords.capitalArtifacts.contains(lowered) || CommonWords.contains(lowered) { return nil }
+        if atStart && CommonWords.contains(text) { return nil }
+        return (initial ? text + "." : text, possessive || !(chunk.trailing.isEmpty || initial))
+    }
+}

@@ -1,0 +1,39 @@
+/// Cutting text into the units a claim lives in: sentences of prose, and the Markdown lines
+/// that are units of their own (headings, list items, table rows, quote lines, code lines).
+enum Sentences {
+    /// The sentences of `text`, verbatim (trimmed): prose split at . ! ? followed by space/newline + capital or digit, NOT inside decimals (4.2), abbreviations (e.g., i.e., Dr., Mr., Mrs., Ms., St., No., vs., etc., Inc., Ltd., a.m., p.m., initials "J. R. Tolkien"), URLs or file names; every Markdown heading, list item, table row and blank-line-separated paragraph boundary also ends a unit. Units shorter than 3 characters or only punctuation are dropped.
+    ///
+    /// For example, `"# Tea\n\nDr. Pell paid 4.20 euros. It was cold!\n- Oksana"` gives
+    /// `["Tea", "Dr. Pell paid 4.20 euros.", "It was cold!", "Oksana"]` (a heading or list
+    /// item without its marker; a table row whole, pipes and all).
+    static func split(_ text: String) -> [String] {
+        let bytes = Array(text.utf8)
+        return units(of: bytes, keepingFragments: false).map { $0.text(in: bytes) }
+    }
+
+    /// The units of `bytes` (UTF-8) with where they are. `keepingFragments` keeps the units
+    /// `split` drops (shorter than 3 characters, or only punctuation): removal must see "- 42".
+    static func units(of bytes: [UInt8], keepingFragments: Bool) -> [TextUnit] {
+        var scanner = UnitScanner(bytes: bytes)
+        scanner.scan()
+        guard !keepingFragments else { return scanner.units }
+        return scanner.units.filter { unit in
+            let text = unit.text(in: bytes)
+            return text.count >= 3 && text.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+        }
+    }
+}
+
+/// A sentence or a Markdown line unit, by its UTF-8 offsets.
+struct TextUnit: Equatable {
+    enum Kind: Equatable { case prose, heading, listItem, tableRow, quote, code }
+    var kind: Kind
+    /// The unit's text, trimmed, without a heading's hashes, a bullet or a quote mark.
+    var range: Range<Int>
+    /// Units of one paragraph, list item or line share a block.
+    var block: Int
+    /// The whole lines of the block, the last one's newline included.
+    var lines: Range<Int>
+
+    func text(in bytes: [UInt8]) -> String { String(decoding: bytes[range], as: UTF8.self) }
+}
