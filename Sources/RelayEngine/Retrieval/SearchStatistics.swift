@@ -1,0 +1,90 @@
+import Foundation
+
+/// The one pass of a search: counts what BM25 needs (lines, their lengths, the lines holding
+/// each query term) over every line, and keeps only the lines that can score — those holding a
+/// query term or standing under a heading that does.
+struct SearchStatistics {
+    private struct Candidate {
+        var path: String
+        var line: Int
+        var text: String
+        var length: Int
+        /// (term index, occurrences in the line)
+        var counts: [(Int, Int)]
+        /// Indices of the query terms in the line's section heading.
+        var headingTerms: [Int]
+        var weight: Double
+    }
+
+    private let index: [String: Int]
+    private var documentFrequency: [Int]
+    private var documents = 0
+    private var totalLength = 0
+    private var candidates: [Candidate] = []
+
+    init(terms: [String]) {
+        index = Dictionary(uniqueKeysWithValues: terms.enumerated().map { ($1, $0) })
+        documentFrequency = Array(repeating: 0, count: terms.count)
+    }
+
+    /// Reads one file's lines. Turn markers (`<!-- relay:`) and lines of only Markdown syntax are
+    /// no documents; a heading is none either, but its query terms count for the lines below it.
+    mutating func add(file path: String, text: String, weight: Double) {
+        var headingTerms: [Int] = []
+        var number = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("<!-- relay:") else { continue }
+            let terms = SearchTerms.terms(of: trimmed)
+            if Self.isHeading(trimmed) {
+                headingTerms = Array(Set(terms.compactMap { index[$0] })).sorted()
+                continue
+            }
+            guard !terms.isEmpty else { continue }
+            documents += 1
+            totalLength += terms.count
+            var counts: [Int: Int] = [:]
+            for term in terms {
+                if let position = index[term] { counts[position, default: 0] += 1 }
+            }
+            for position in counts.keys { documentFrequency[position] += 1 }
+            guard !counts.isEmpty || !headingTerms.isEmpty else { continue }
+            candidates.append(Candidate(path: path, line: number, text: trimmed, length: terms.count,
+                                        counts: counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                                        headingTerms: headingTerms, weight: weight))
+        }
+    }
+
+    /// The best `limit` candidates by score (ties by path, then line); none scoring 0.
+    func ranked(limit: Int) -> [RetrievedLine] {
+        guard documents > 0 else { return [] }
+        let averageLength = Double(totalLength) / Double(documents)
+        let idf = documentFrequency.map { frequency in
+            log(1 + (Double(documents - frequency) + 0.5) / (Double(frequency) + 0.5))
+        }
+        let k1 = WorkspaceSearch.k1, b = WorkspaceSearch.b
+        let scored = candidates.map { candidate -> RetrievedLine in
+            var score = 0.0
+            for (term, count) in candidate.counts {
+                let tf = Double(count)
+                score += idf[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(candidate.length) / averageLength))
+            }
+            for term in candidate.headingTerms { score += WorkspaceSearch.headingBonus * idf[term] }
+            return RetrievedLine(path: candidate.path, line: candidate.line, text: candidate.text, score: score * candidate.weight)
+        }
+        return scored.filter { $0.score > 0 }.sorted { left, right in
+            if left.score != right.score { return left.score > right.score }
+            if left.path != right.path { return left.path < right.path }
+            return left.line < right.line
+        }.prefix(limit).map { $0 }
+    }
+
+    /// `# Title` to `###### Title`.
+    static func isHeading(_ line: String) -> Bool {
+        let hashes = line.prefix { $0 == "#" }.count
+        guard (1...6).contains(hashes) else { return false }
+        let rest = line.dropFirst(hashes)
+        return rest.isEmpty || rest.first == " " || rest.first == "\t"
+    }
+}

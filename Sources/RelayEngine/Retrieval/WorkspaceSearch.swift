@@ -1,0 +1,85 @@
+import Foundation
+import WorkspaceCore
+
+/// A line of the workspace that matches a request, with where it is.
+public struct RetrievedLine: Sendable, Codable, Equatable {
+    /// Relative to the workspace root.
+    public var path: String
+    /// 1-based.
+    public var line: Int
+    /// The line, trimmed.
+    public var text: String
+    public var score: Double
+
+    public init(path: String, line: Int, text: String, score: Double) {
+        self.path = path
+        self.line = line
+        self.text = text
+        self.score = score
+    }
+}
+
+/// Finds the workspace lines that answer a request, so an agent on a small model gets the
+/// facts with their `path:line` instead of inventing them.
+///
+/// Each non-empty line of `context.md`, `Journal/**`, `Research/**` (Markdown and text) and
+/// `Chats/*.md` is a document for BM25 (k1 1.2, b 0.75) over `SearchTerms`; a line under a
+/// heading that holds a query term gets half that term's weight as a bonus ("## Cats" helps
+/// "what is the cat called"), and chat lines count half (they are earlier model answers).
+/// Every call reads the files again (through the sandbox) in one pass, keeping only the lines
+/// that can score. For example:
+///
+/// ```swift
+/// let hits = WorkspaceSearch(workspace: workspace).lines(matching: "When does the tea shop open?")
+/// // [RetrievedLine(path: "Journal/user/2026-11-22.md", line: 3, text: "The tea shop opens at 9.", …)]
+/// ```
+struct WorkspaceSearch {
+    let workspace: Workspace
+
+    /// Files larger than this are not searched (a dropped book is summarised, not searched).
+    static let largestFile = 256 * 1024
+    static let k1 = 1.2
+    static let b = 0.75
+    /// The share of a term's weight a matching section heading gives each line below it.
+    static let headingBonus = 0.5
+    /// The weight of lines in `Chats/*.md`.
+    static let chatWeight = 0.5
+
+    init(workspace: Workspace) { self.workspace = workspace }
+
+    /// The lines best matching `query`, best first (ties: path then line, so results are deterministic).
+    ///
+    /// - parameter excluding: paths (relative) not to search, such as the file being summarised.
+    func lines(matching query: String, limit: Int = 8, excluding: Set<String> = []) -> [RetrievedLine] {
+        let terms = Array(Set(SearchTerms.terms(of: query))).sorted()
+        guard !terms.isEmpty, limit > 0, let entries = try? workspace.list(".", recursive: true) else { return [] }
+        var statistics = SearchStatistics(terms: terms)
+        for entry in entries where entry.kind == .file && entry.size <= Self.largestFile && !excluding.contains(entry.path) {
+            guard let weight = Self.weight(of: entry.path), let text = text(of: entry.path) else { continue }
+            statistics.add(file: entry.path, text: text, weight: weight)
+        }
+        return statistics.ranked(limit: limit)
+    }
+
+    /// How much a file's lines count, or nil when it is not searched: `context.md`, Markdown
+    /// and text under `Journal/` and `Research/` count fully, `Chats/*.md` half; a README,
+    /// anything hidden and everything else not at all.
+    static func weight(of path: String) -> Double? {
+        let components = path.split(separator: "/")
+        guard let name = components.last?.lowercased(), !components.contains(where: { $0.hasPrefix(".") }),
+              !name.hasPrefix("readme.") && name != "readme" else { return nil }
+        if path == "context.md" { return 1 }
+        let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown")
+        switch components.first {
+        case "Journal", "Research": return textual ? 1 : nil
+        case "Chats": return components.count == 2 && name.hasSuffix(".md") ? chatWeight : nil
+        default: return nil
+        }
+    }
+
+    /// A file's text, or nil when it is binary or not UTF-8.
+    private func text(of path: String) -> String? {
+        guard let bytes = try? workspace.read(path), !bytes.contains(0) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
