@@ -30,6 +30,10 @@ enum CommonWords {
     /// "Ludwig van Beethoven", "Isabel de la Cruz".
     static let nameJoiners: Set<String> = ["of", "de", "van", "von", "der", "den", "la", "le", "da", "di", "du", "del", "dos", "das", "y", "bin", "al"]
 
+    /// Words that follow an imperative verb ("Brew it", "Visit the museum") and rarely a name.
+    static let objects: Set<String> = ["it", "them", "the", "a", "an", "your", "this", "these", "those", "some", "each",
+                                       "every", "me", "us", "him", "her", "my", "our", "their", "up", "out", "any"]
+
     static let set: Set<String> = Set(list.split(whereSeparator: \.isWhitespace).map(String.init))
 
     private static let list = """
@@ -144,7 +148,12 @@ enum CommonWords {
         ticket tie tip tiny tired tool tooth total touch tour tower track traffic train travel treat trial \
         trip trouble truck trust twin uncle union upset urban vast video village visit volume vote wake \
         wall warm wash waste wave wealth wear weather wheel white wild wind wine wing winner wire wise wish \
-        wood worry yard yellow
+        wood worry yard yellow \
+        founded established located origin origins pricing hours opening contact address location menu timeline \
+        schedule revenue sales profit customers suppliers partners risks references citations appendix glossary \
+        definitions methods methodology analysis discussion limitations abstract brew steep boil pour mix stir \
+        serve email reserve avoid pack ensure verify confirm compare summarise summarize outline describe list \
+        overview quick recap key main top useful practical general final additional further other various
         """
 }
 

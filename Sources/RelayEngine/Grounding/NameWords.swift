@@ -20,19 +20,37 @@ enum NameWords {
                 words.append(word.text)
                 checked = word
                 end += 1
-            } else if CommonWords.nameJoiners.contains(next.core), next.trailing.isEmpty, end + 1 < chunks.count,
-                      chunks[end + 1].leading.isEmpty,
-                      let word = word(chunks[end + 1], atStart: chunks[end + 1].inHeading, ignoring: ignoring) {
-                words += [next.core, word.text]
-                checked = word
-                end += 2
+            } else if let joined = joiners(chunks, at: end, ignoring: ignoring) {
+                words += joined.words
+                checked = joined.last
+                end += joined.words.count
             } else {
                 break
             }
         }
+        // "Brew it", "Visit the museum": a capitalised word starting a sentence and followed
+        // by an object is an imperative verb, not a name.
+        if words.count == 1, first.startsUnit, first.trailing.isEmpty, index + 1 < chunks.count,
+           CommonWords.objects.contains(chunks[index + 1].core.lowercased()) {
+            return (words: [], used: 1)
+        }
         let meaningful = words.filter { !CommonWords.nameJoiners.contains($0) && !$0.hasSuffix(".") }
         if meaningful.allSatisfy({ CommonWords.contains($0) }) { return (words: [], used: end - index) }
         return (words, end - index)
+    }
+
+    /// One or two joiners and the name word after them ("de la Cruz"), starting at `index`.
+    private static func joiners(_ chunks: [ClaimChunk], at index: Int, ignoring: Set<String>) -> (words: [String], last: (text: String, ends: Bool))? {
+        var end = index
+        var words: [String] = []
+        while end < chunks.count, end - index < 2, CommonWords.nameJoiners.contains(chunks[end].core),
+              chunks[end].leading.isEmpty, chunks[end].trailing.isEmpty {
+            words.append(chunks[end].core)
+            end += 1
+        }
+        guard !words.isEmpty, end < chunks.count, chunks[end].leading.isEmpty,
+              let last = word(chunks[end], atStart: chunks[end].inHeading, ignoring: ignoring) else { return nil }
+        return (words + [last.text], last)
     }
 
     /// A chunk read as a word of a name: its text (without a possessive) and whether the name
