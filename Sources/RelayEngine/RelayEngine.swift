@@ -78,6 +78,10 @@ public struct RelayEngine: Sendable {
             singleAgent: single, context: readContext(), contextTokens: configuration.contextTokens, model: models.description)
         manifest.inputNote = note
         (manifest.files, manifest.folders) = listing()
+        if conversation != nil, let bytes = try? workspace.read(chatFile) {
+            manifest.previousExchange = Conversation.lastExchange(in: String(decoding: bytes, as: UTF8.self))
+        }
+        manifest.retrieved = retrieve(for: manifest)
         if let conversation, (try? workspace.resolve(chatFile).exists) == true {
             // Continuing a chat: the message goes at its end, as if the person had written it there.
             _ = conversation
@@ -116,6 +120,7 @@ public struct RelayEngine: Sendable {
             manifest.request = message
             manifest.chatFile = resolved.relative
             manifest.conversation = stem
+            manifest.previousExchange = Conversation.lastExchange(in: text)
         case .file:
             manifest.chatFile = Conversation.chatPath("\(relay.name)-\(stem)")
             manifest.conversation = "\(relay.name)-\(stem)"
@@ -125,6 +130,7 @@ public struct RelayEngine: Sendable {
                 let limit = 400_000
                 if text.count > limit { text = String(text.prefix(limit)) + "\n[… cut by Relay: the file has more than \(limit) characters …]" }
                 manifest.request = lead + "\n\n--- \(resolved.relative) ---\n" + text
+                manifest.document = text
                 manifest.shownRequest = "📎 \(resolved.relative)" + (how.map { " (\($0))" } ?? "")
                 manifest.inputNote = [note, how.map { "\(resolved.relative): \($0)" }].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
             case .skipped(let reason):
@@ -135,8 +141,26 @@ public struct RelayEngine: Sendable {
             }
         }
         (manifest.files, manifest.folders) = listing()
+        manifest.retrieved = retrieve(for: manifest)
         try store.create(&manifest)
         return manifest
+    }
+
+    /// The workspace lines that best match the request (and, for a follow-up, the previous
+    /// message), as many as the roster's most retrieving agent takes; nil when none retrieves.
+    /// Read once, at the start, so resume and replay see the same lines.
+    private func retrieve(for manifest: RunManifest) -> [RetrievedLine]? {
+        let count = manifest.roster.compactMap(\.retrieve).max() ?? 0
+        guard count > 0, !manifest.skipped else { return nil }
+        var query = manifest.document == nil ? manifest.request : requestLead(manifest)
+        if let exchange = manifest.previousExchange { query += "\n" + exchange.message }
+        // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
+        let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
+        return WorkspaceSearch(workspace: workspace).lines(matching: query, limit: count, excluding: excluded)
+    }
+
+    private func requestLead(_ manifest: RunManifest) -> String {
+        manifest.request.components(separatedBy: "\n\n--- ").first ?? manifest.request
     }
 
     /// The run started for a trigger ("relay|path|hash"), if any.

@@ -36,6 +36,25 @@ public struct AgentMessage: Sendable, Equatable, Codable {
     public var cuts: [String]
     /// True when the message comes from the journal (resumed run) rather than a model call just now.
     public var restored: Bool
+    /// What the engine's grounding check found in the text and did about it (nil: nothing found).
+    public var grounding: GroundingNote?
+
+    /// Claims of a message that none of the agent's inputs supports, and what the engine did:
+    /// asked the agent for a revision, or removed the sentences that carry them.
+    public struct GroundingNote: Sendable, Equatable, Codable {
+        public enum Action: String, Sendable, Codable {
+            case revisionRequested = "revision requested"
+            /// The sentences that carry them were removed.
+            case removed
+            /// Nothing would be left without them: kept, marked as the model's own.
+            case marked
+        }
+        public var unsupported: [String]
+        public var action: Action
+        /// What the agent was asked (for a revision) or what was removed.
+        public var request: String
+        public var removed: [String] = []
+    }
 
     /// A tool the agent called, what it was given and what it got back.
     public struct ToolUse: Sendable, Equatable, Codable {
@@ -62,9 +81,13 @@ public enum RelayEvent: Sendable, Equatable {
     /// cap of 3 per turn, an unknown agent), with the reason.
     case revisionRequested(step: Int, by: AgentInfo, target: String, request: String, accepted: Bool, reason: String?)
     case agentFinished(AgentMessage)
+    /// The grounding check found numbers, dates or names in an agent's text that none of its
+    /// inputs holds, and asked for a revision or removed them.
+    case grounding(step: Int, agent: AgentInfo, note: AgentMessage.GroundingNote)
     /// Something a person should know: input cut or converted, a skipped file, a roster fallback.
     case note(String)
-    /// The run is over: the last agent's text and the files it wrote.
+    /// The run is over: the turn's answer (the last working agent's text after revisions, not
+    /// a reviewer's verdict) and the files it wrote.
     case final(runID: String, text: String, files: [String])
     /// The run stopped on an error; it stays resumable (`relay resume ID`).
     case error(runID: String, message: String)
@@ -106,6 +129,9 @@ extension RelayEvent {
             if let by = message.revisionRequestedBy { object["revisionRequestedBy"] = .string(by) }
             if !message.cuts.isEmpty { object["cuts"] = .array(message.cuts.map { .string($0) }) }
             return .object(object)
+        case .grounding(let step, let info, let note):
+            return ["event": "grounding", "step": .number(Double(step)), "agent": agent(info), "unsupported": .array(note.unsupported.map { .string($0) }),
+                    "action": .string(note.action.rawValue), "request": .string(note.request), "removed": .array(note.removed.map { .string($0) })]
         case .note(let text):
             return ["event": "note", "text": .string(text)]
         case .final(let id, let text, let files):

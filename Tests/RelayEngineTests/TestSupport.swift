@@ -77,14 +77,16 @@ final class RelayScratch {
     let base: String
     let workspace: Workspace
 
+    /// The relay's mechanics under test; the grounding check (its own tests) is off, so the
+    /// placeholder replies here ("ANSWER-3") pass as they are.
     static let roster = """
         [
-          {"id": "planner", "name": "Paige", "emoji": "📋", "color": "#4A90D9", "systemPrompt": "You are Paige. Plan.", "order": 0, "tools": []},
-          {"id": "researcher", "name": "Remy", "emoji": "🔎", "color": "#2E9E6B", "systemPrompt": "You are Remy. Find facts.", "order": 1,
+          {"id": "planner", "name": "Paige", "emoji": "📋", "color": "#4A90D9", "systemPrompt": "You are Paige. Plan.", "order": 0, "tools": [], "grounding": false},
+          {"id": "researcher", "name": "Remy", "emoji": "🔎", "color": "#2E9E6B", "systemPrompt": "You are Remy. Find facts.", "order": 1, "grounding": false,
            "tools": ["read_file", "list_files", "search_files"]},
-          {"id": "writer", "name": "Wren", "emoji": "✍️", "color": "#E67E22", "systemPrompt": "You are Wren. Write.", "order": 2,
+          {"id": "writer", "name": "Wren", "emoji": "✍️", "color": "#E67E22", "systemPrompt": "You are Wren. Write.", "order": 2, "grounding": false,
            "tools": ["write_file", "append_file", "update_context"]},
-          {"id": "reviewer", "name": "Vera", "emoji": "🔍", "color": "#9B59B6", "systemPrompt": "You are Vera. Review.", "order": 3,
+          {"id": "reviewer", "name": "Vera", "emoji": "🔍", "color": "#9B59B6", "systemPrompt": "You are Vera. Review.", "order": 3, "grounding": false,
            "tools": ["request_revision"]}
         ]
         """

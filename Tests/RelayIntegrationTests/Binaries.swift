@@ -104,6 +104,13 @@ final class ScratchWorkspace: Sendable {
 
     func contents(_ relative: String) -> String? { try? String(contentsOfFile: path(relative), encoding: .utf8) }
 
+    /// Writes a file as a person's editor would (folders made as needed).
+    func write(_ relative: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: path(relative))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
     func temporaries(in folder: String = "") -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? root : path(folder))) ?? [])
             .filter { $0.hasPrefix(".relay-tmp-") }

@@ -9,18 +9,34 @@ struct LocalModelRelayTests {
         let s = try ScratchWorkspace()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "Name two things to pack for a day hike."])
         #expect(ask.status == 0, "\(ask.standardError)")
-        for agent in ["📋 Paige", "🔎 Remy", "✍️ Wren", "🔍 Vera"] { #expect(ask.text.contains(agent)) }
+        for agent in ["🔎 Remy", "✍️ Wren", "🔍 Vera"] { #expect(ask.text.contains(agent)) }
         #expect(ask.text.contains("→ handed off to"))
         let chats = try FileManager.default.contentsOfDirectory(atPath: s.path("Chats"))
         let transcript = try #require(chats.first { $0.hasSuffix(".json") })
         let value = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("Chats/" + transcript)))) as? [String: Any]
         let messages = try #require(value?["messages"] as? [[String: Any]])
-        #expect(messages.count >= 5, "the person's message and at least four agents'")
+        #expect(messages.count >= 4, "the person's message and at least three agents'")
         let agentMessages = messages.filter { $0["role"] as? String == "agent" }
-        #expect(agentMessages.allSatisfy { (($0["tokens"] as? [String: Any])?["completion"] as? Int ?? 0) > 0 }, "every agent answered with tokens counted by the server")
+        #expect(agentMessages.allSatisfy { (($0["tokens"] as? [String: Any])?["completion"] as? Int ?? 0) > 0 || ($0["text"] as? String ?? "").hasPrefix("Not found") },
+                "every agent answered with tokens counted by the server (Remy makes no call when nothing matches)")
         let journal = try #require(s.contents("Journal/agent/\(RelayRunIntegrationTests.today()).md"))
         #expect(journal.contains("chat: "))
         #expect(try run(Binaries.relay, ["runs", "-w", s.root]).text.contains("done"))
+    }
+
+    @Test func aQuestionWhoseAnswerIsANameInAJournalNoteGetsThatNameInTheFinalAnswer() throws {
+        let s = try ScratchWorkspace()
+        try s.write("Journal/user/2026-11-02.md", "# Monday\n\nBought oat milk and a new kettle.\nOur new neighbour is called Thessaly Marchbank.\nThe plumber comes on Friday.\n")
+        try s.write("Journal/user/2026-11-03.md", "# Tuesday\n\nRain all day. Finished the book about lighthouses.\n")
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "What is our new neighbour called?"])
+        #expect(ask.status == 0, "\(ask.standardError)")
+        let final = ask.text.split(separator: "\n").compactMap { line -> String? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["event"] as? String == "final" else { return nil }
+            return object["text"] as? String
+        }.last
+        let answer = try #require(final, "no final event in: \(ask.text.suffix(2000))")
+        #expect(answer.contains("Thessaly Marchbank"), "the final answer: \(answer)")
+        #expect(answer.count < 400, "an answer, not a dump of the notes: \(answer)")
     }
 
     @Test func aFileDroppedInResearchUnderRelayWatchGetsItsSummary() throws {
@@ -33,6 +49,7 @@ struct LocalModelRelayTests {
         }
         let summary = try #require(try? String(contentsOfFile: w.path("Research/tea/summary.md"), encoding: .utf8), "\(w.log().suffix(3000))")
         #expect(!summary.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+        #expect(summary.lowercased().contains("tea"), "a summary about the dropped file: \(summary)")
         #expect(FileManager.default.fileExists(atPath: w.path("Chats/research-tea.md")))
         try w.waitUntilQueueIdle(timeout: 600)
         #expect(try w.queue().allSatisfy { $0.state == "done" })

@@ -21,7 +21,10 @@ enum OpenAIWire {
             body["response_format"] = ["type": "json_schema", "json_schema": ["name": .string(schema.name), "schema": schema.schema]]
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Sorted: the same request gives the same bytes in every process (a dictionary's order
+        // is seeded per process), and a JSON schema's properties reach the server's grammar in
+        // one order, so a reply at temperature 0 is the same every time.
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return try encoder.encode(JSONValue.object(body))
     }
 

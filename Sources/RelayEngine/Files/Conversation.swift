@@ -37,6 +37,30 @@ enum Conversation {
         return message.isEmpty ? nil : message
     }
 
+    /// The chat's last answered exchange: the person's message before the last finished turn
+    /// and the answer that turn gave (its last section) — what a follow-up question needs.
+    static func lastExchange(in text: String) -> RunManifest.Exchange? {
+        guard let end = text.range(of: endMarkerPrefix, options: .backwards) else { return nil }
+        let head = text[..<end.lowerBound]
+        guard let turn = head.range(of: "<!-- relay:turn ", options: .backwards) else { return nil }
+        let block = head[turn.upperBound...]
+        // The person's message: after the turn before (or the file's start), up to this turn.
+        let before = text[..<turn.lowerBound]
+        var messageStart = before.startIndex
+        if let previousEnd = before.range(of: endMarkerPrefix, options: .backwards) {
+            messageStart = before[previousEnd.upperBound...].firstIndex(of: "\n").map { before.index(after: $0) } ?? previousEnd.upperBound
+        }
+        let message = before[messageStart...].trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let lastSection = block.range(of: "\n### ", options: .backwards) else { return nil }
+        var answer = block[lastSection.upperBound...]
+        if let newline = answer.firstIndex(of: "\n") { answer = answer[answer.index(after: newline)...] } else { answer = "" }
+        let kept = answer.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("_… the relay is still working") }.joined(separator: "\n")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !message.isEmpty, !kept.isEmpty else { return nil }
+        return RunManifest.Exchange(message: message, answer: kept)
+    }
+
     /// A conversation name from a message: "2026-11-22-what-should-i-pack".
     static func name(for message: String, date: String) -> String {
         let words = message.lowercased().split { !$0.isLetter && !$0.isNumber }.prefix(6)
@@ -55,7 +79,7 @@ enum Conversation {
         ]
     }
 
-    static func agentMessageObject(_ message: AgentMessage, manifest: RunManifest) -> JSONValue {
+    static func agentMessageObject(_ message: AgentMessage, manifest: RunManifest, messages: [AgentMessage]) -> JSONValue {
         var object: [String: JSONValue] = [
             "id": .string("\(manifest.id)/\(message.step + 1 < 10 ? "0" : "")\(message.step + 1)"), "time": .string(message.started),
             "turn": .string(manifest.id), "role": "agent", "relay": .string(manifest.relay),
@@ -66,6 +90,12 @@ enum Conversation {
         ]
         if let by = message.revisionRequestedBy { object["revisionRequestedBy"] = .string(by) }
         if let request = message.revisionRequest { object["revisionRequest"] = .string(request) }
+        if let grounding = message.grounding {
+            object["grounding"] = ["unsupported": .array(grounding.unsupported.map { .string($0) }), "action": .string(grounding.action.rawValue),
+                                   "removed": .array(grounding.removed.map { .string($0) })]
+        }
+        if manifest.roster.first(where: { $0.id == message.agent.id })?.isReviewer == true { object["verdict"] = true }
+        if let answer = RunExecutor.answer(of: messages, agents: manifest.runningAgents), answer.step == message.step { object["answer"] = true }
         if !message.toolCalls.isEmpty {
             object["toolCalls"] = .array(message.toolCalls.map {
                 ["name": .string($0.name), "arguments": .string($0.arguments), "result": .string($0.result), "error": .bool($0.isError)]
@@ -86,7 +116,7 @@ enum Conversation {
         }
         existing.removeAll { $0["turn"]?.stringValue == manifest.id }
         existing.append(userMessageObject(manifest))
-        existing += messages.map { agentMessageObject($0, manifest: manifest) }
+        existing += messages.map { agentMessageObject($0, manifest: manifest, messages: messages) }
         existing.sort { lhs, rhs in
             let l = (lhs["time"]?.stringValue ?? "", lhs["id"]?.stringValue ?? ""), r = (rhs["time"]?.stringValue ?? "", rhs["id"]?.stringValue ?? "")
             return l < r
@@ -136,8 +166,13 @@ enum Conversation {
 
     static func renderBlock(manifest: RunManifest, messages: [AgentMessage], finished: Bool) -> String {
         var lines: [String] = [turnMarker(manifest.id)]
+        func body(_ text: String) -> String {
+            let body = text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "<!--", with: "&lt;!--")
+            return body.isEmpty ? "_(no answer)_" : body
+        }
         for message in messages {
             var heading = "### \(message.agent.label) · \(message.agent.id)"
+            if manifest.roster.first(where: { $0.id == message.agent.id })?.isReviewer == true { heading += " · verdict" }
             if let by = message.revisionRequestedBy { heading += " · revision requested by \(by)" }
             lines.append(heading)
             lines.append("")
@@ -145,11 +180,23 @@ enum Conversation {
                 lines.append("> \(request.replacingOccurrences(of: "\n", with: "\n> "))")
                 lines.append("")
             }
-            let body = message.text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "<!--", with: "&lt;!--")
-            lines.append(body.isEmpty ? "_(no answer)_" : body)
+            lines.append(body(message.text))
+            lines.append("")
+            if let grounding = message.grounding, grounding.action == .revisionRequested {
+                lines.append("> 🧭 Relay's check: \(grounding.request)")
+                lines.append("")
+            }
+        }
+        if !finished {
+            lines.append("_… the relay is still working …_")
+            lines.append("")
+        } else if let answer = RunExecutor.answer(of: messages, agents: manifest.runningAgents), answer.step != messages.last?.step {
+            // The turn ends with its answer, not with a verdict or an earlier agent's revision.
+            lines.append("### 💬 Answer · \(answer.agent.label)")
+            lines.append("")
+            lines.append(body(answer.text))
             lines.append("")
         }
-        if !finished { lines.append("_… the relay is still working …_"); lines.append("") }
         lines.append(endMarker(manifest.id))
         return lines.joined(separator: "\n") + "\n"
     }

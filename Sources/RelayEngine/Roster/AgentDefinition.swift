@@ -27,10 +27,22 @@ public struct AgentDefinition: Sendable, Codable, Equatable {
     public var tokenBudget: Int?
     /// The most tokens its reply may have (an eighth of the budget, at most 1,024, when nil).
     public var maxTokens: Int?
+    /// What the agent's text is in a turn (nil: ``AgentRole/work``).
+    public var role: AgentRole?
+    /// How many workspace lines the engine retrieves for the request and puts in this agent's
+    /// prompt with their `path:line` (nil or 0: none).
+    public var retrieve: Int?
+    /// Structured extraction: the agent answers under a JSON schema by choosing numbered
+    /// sentences or lines, and the engine renders the choice (nil: free text).
+    public var extract: Extraction?
+    /// Whether the engine checks the agent's numbers, dates and names against its inputs
+    /// (nil: yes). `false` is for agents asked to invent — a story, a name for a cat.
+    public var grounding: Bool?
 
     public init(
         id: String, name: String, emoji: String, color: String, systemPrompt: String, order: Int,
-        tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil
+        tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil,
+        role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil
     ) {
         self.id = id
         self.name = name
@@ -43,13 +55,44 @@ public struct AgentDefinition: Sendable, Codable, Equatable {
         self.model = model
         self.tokenBudget = tokenBudget
         self.maxTokens = maxTokens
+        self.role = role
+        self.retrieve = retrieve
+        self.extract = extract
+        self.grounding = grounding
     }
+
+    /// Whether the agent's text is checked against its inputs (promise 8).
+    public var isGrounded: Bool { grounding ?? true }
+
+    /// Whether the agent reviews (its text is a verdict, not the turn's answer).
+    public var isReviewer: Bool { role == .review }
 
     /// The tools this agent may call.
     public var allowedTools: [AgentTool] { tools ?? AgentTool.defaultTools }
 
     /// "✍️ Wren", for messages.
     public var label: String { emoji.isEmpty ? name : "\(emoji) \(name)" }
+}
+
+/// What an agent's text is in a turn.
+public enum AgentRole: String, Sendable, Codable, CaseIterable {
+    /// Part of the work: the last working agent's text (after revisions) is the turn's answer.
+    case work
+    /// A verdict on the previous agent's work: shown as a verdict, never as the answer.
+    case review
+}
+
+/// How an agent with `"extract"` answers: by choosing, under a JSON schema the server enforces
+/// with a grammar, which numbered units of its input matter; the engine renders the chosen
+/// units verbatim, so a tiny model cannot invent what it hands on.
+public enum Extraction: String, Sendable, Codable, CaseIterable {
+    /// The sentences of the input document (a dropped file), numbered; a document longer than
+    /// the window is read in chunks, each its own model call, and the choices combined.
+    case sentences
+    /// The workspace lines retrieved for the request (needs `retrieve`), numbered.
+    case lines
+    /// A reviewer's verdict: approved, or a revision for a named earlier agent.
+    case verdict
 }
 
 /// The tools an agent can be given. Every path goes through the workspace's sandbox.
@@ -74,7 +117,13 @@ public enum AgentTool: String, Sendable, Codable, CaseIterable {
 /// Paths may hold `{date}` (YYYY-MM-DD), `{time}` (HH-MM), `{name}` (the dropped file's name
 /// without extension, or the conversation), `{relay}`, `{agent}` and `{run}`.
 public struct DeclaredOutput: Sendable, Codable, Equatable {
-    public enum Mode: String, Sendable, Codable { case append, write }
+    public enum Mode: String, Sendable, Codable {
+        case append, write
+        /// One line for this run in a section of `context.md` (`path` is the section's
+        /// heading), through the coordinated update: what the workspace learned, kept within
+        /// its size budget.
+        case context
+    }
 
     public var mode: Mode
     public var path: String

@@ -26,7 +26,7 @@ public struct Roster: Sendable, Equatable {
     }
 
     static let seedFields = ["id", "name", "emoji", "color", "systemPrompt", "order"]
-    static let optionalFields = ["tools", "output", "model", "tokenBudget", "maxTokens"]
+    static let optionalFields = ["tools", "output", "model", "tokenBudget", "maxTokens", "role", "retrieve", "extract", "grounding"]
 
     /// Parses and validates a roster file (the seed's `AgentConfiguration.json` format).
     ///
@@ -82,6 +82,9 @@ public struct Roster: Sendable, Equatable {
             }
             override.apply(to: &agents[index])
         }
+        for agent in agents where agent.extract == .lines && (agent.retrieve ?? 0) == 0 {
+            throw WorkspaceError(.invalidInput, "\(file): agent '\(agent.id)': \"extract\": \"lines\" chooses among the lines retrieved for the request; give it \"retrieve\" (how many lines, e.g. 6)", path: file)
+        }
         // A stable sort: equal orders keep the file's order.
         let sorted = agents.enumerated().sorted { ($0.element.order, $0.offset) < ($1.element.order, $1.offset) }.map(\.element)
         return Roster(file: file, agents: sorted)
@@ -107,15 +110,24 @@ public struct AgentOverride: Sendable, Equatable {
     public var model: String?
     public var tokenBudget: Int?
     public var maxTokens: Int?
+    public var role: AgentRole?
+    public var retrieve: Int?
+    public var extract: Extraction?
+    public var grounding: Bool?
     /// Where it was read, for the message about an unknown agent id.
     var location: String = ""
 
-    public init(tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil) {
+    public init(tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil,
+                role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil) {
         self.tools = tools
         self.output = output
         self.model = model
         self.tokenBudget = tokenBudget
         self.maxTokens = maxTokens
+        self.role = role
+        self.retrieve = retrieve
+        self.extract = extract
+        self.grounding = grounding
     }
 
     func apply(to agent: inout AgentDefinition) {
@@ -124,6 +136,10 @@ public struct AgentOverride: Sendable, Equatable {
         if let model { agent.model = model }
         if let tokenBudget { agent.tokenBudget = tokenBudget }
         if let maxTokens { agent.maxTokens = maxTokens }
+        if let role { agent.role = role }
+        if let retrieve { agent.retrieve = retrieve }
+        if let extract { agent.extract = extract }
+        if let grounding { agent.grounding = grounding }
     }
 
     func unknownAgent(id: String, roster: String, known: [String]) -> WorkspaceError {
@@ -146,13 +162,17 @@ public struct AgentOverride: Sendable, Equatable {
             result.tools = tools
         }
         if let output = try object.optionalObject("output") {
-            try output.allowOnly(["append", "write"])
-            let append = try output.optionalString("append"), write = try output.optionalString("write")
-            guard (append == nil) != (write == nil) else {
-                throw output.failure("give exactly one of \"append\" (add the text to a file, e.g. \"Journal/agent/{date}.md\") or \"write\" (replace a file, e.g. \"Research/{name}/summary.md\")")
+            try output.allowOnly(["append", "write", "context"])
+            let given = try [DeclaredOutput.Mode.append, .write, .context].compactMap { mode in try output.optionalString(mode.rawValue).map { DeclaredOutput(mode, $0) } }
+            guard given.count == 1, let declared = given.first else {
+                throw output.failure("give exactly one of \"append\" (add the text to a file, e.g. \"Journal/agent/{date}.md\"), \"write\" (replace a file, e.g. \"Research/{name}/summary.md\") or \"context\" (a line in a section of context.md, e.g. \"Research\")")
             }
-            let declared = append.map { DeclaredOutput(.append, $0) } ?? DeclaredOutput(.write, write!)
-            if let problem = Self.problem(inOutputPath: declared.path) {
+            if declared.mode == .context {
+                let heading = declared.path.trimmingCharacters(in: .whitespaces)
+                guard !heading.isEmpty, !heading.contains("\n"), !heading.hasPrefix("#") else {
+                    throw output.failure(at: "context", "'\(declared.path)' is not a section heading; give its words, e.g. \"Research\"")
+                }
+            } else if let problem = Self.problem(inOutputPath: declared.path) {
                 throw output.failure(at: declared.mode.rawValue, problem)
             }
             result.output = declared
@@ -160,6 +180,20 @@ public struct AgentOverride: Sendable, Equatable {
         result.model = try object.optionalString("model")
         result.tokenBudget = try object.optionalInteger("tokenBudget", in: 512...1_048_576)
         result.maxTokens = try object.optionalInteger("maxTokens", in: 16...65_536)
+        if let role = try object.optionalString("role") {
+            guard let known = AgentRole(rawValue: role) else {
+                throw object.failure(at: "role", "'\(role)' is not a role (roles: \(AgentRole.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            result.role = known
+        }
+        result.retrieve = try object.optionalInteger("retrieve", in: 0...40)
+        result.grounding = try object.optionalBool("grounding")
+        if let extract = try object.optionalString("extract") {
+            guard let known = Extraction(rawValue: extract) else {
+                throw object.failure(at: "extract", "'\(extract)' is not an extraction (extractions: \(Extraction.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            result.extract = known
+        }
         if let budget = result.tokenBudget, let most = result.maxTokens, most > budget / 2 {
             throw object.failure(at: "maxTokens", "\(most) leaves too little of the \(budget)-token budget for the prompt (at most half of it)")
         }

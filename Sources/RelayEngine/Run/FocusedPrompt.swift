@@ -16,6 +16,9 @@ struct FocusedPrompt: Equatable {
     var user: String
     /// What was cut, in words, for the transcript.
     var cuts: [String]
+    /// What the agent was given to work from — everything in the prompt except its own earlier
+    /// output and the list of what it could not support — for the grounding check.
+    var sources: [String] = []
 
     /// Tokens estimated for `text`: three bytes a token, on the safe side for small models'
     /// tokenizers (English averages about four).
@@ -30,9 +33,47 @@ struct FocusedPrompt: Equatable {
     enum Part {
         case relay(previous: (name: String, text: String)?)
         case revision(own: String, requester: String, request: String, requesterOutput: String)
+        /// The engine's grounding check found claims in the agent's output that none of its
+        /// inputs holds: the agent gets its inputs again, its output and the list.
+        case grounding(previous: (name: String, text: String)?, own: String, unsupported: [String])
     }
 
-    static func build(agent: AgentDefinition, request: String, context: String, part: Part, budget: Int, toolCount: Int) -> FocusedPrompt {
+    /// What the engine adds to a focused prompt besides the request and the previous agent's
+    /// output: the workspace lines retrieved for the request and the chat's previous exchange.
+    struct Extras: Equatable {
+        var retrieved: [RetrievedLine] = []
+        var exchange: RunManifest.Exchange?
+    }
+
+    /// `[Previous Exchange]` and `[Workspace Lines]`, each cut to its share of `available`.
+    static func extrasText(_ extras: Extras, available: Int, budget: Int, cuts: inout [String]) -> String {
+        var text = ""
+        if let exchange = extras.exchange {
+            let (message, c1) = fit(exchange.message, tokens: available / 16, what: "the previous message", budget: budget)
+            let (answer, c2) = fit(exchange.answer, tokens: available / 10, what: "the previous answer", budget: budget)
+            cuts += [c1, c2].compactMap { $0 }
+            text += "[Previous Exchange in this chat]:\nPerson: \(message)\nAnswer: \(answer)\n\n"
+        }
+        if !extras.retrieved.isEmpty {
+            var lines: [String] = []
+            var used = 0
+            let share = available / 4
+            for (index, line) in extras.retrieved.enumerated() {
+                let entry = "[\(index + 1)] \(line.path):\(line.line): \(line.text)"
+                guard used + estimate(entry) <= share || lines.isEmpty else {
+                    cuts.append("workspace lines: \(index) of \(extras.retrieved.count) kept")
+                    break
+                }
+                lines.append(entry)
+                used += estimate(entry)
+            }
+            text += "[Workspace Lines — the best matches for the request, with path:line]:\n" + lines.joined(separator: "\n") + "\n\n"
+        }
+        return text
+    }
+
+    static func build(agent: AgentDefinition, request: String, context: String, part: Part, budget: Int, toolCount: Int,
+                      extras: Extras = Extras()) -> FocusedPrompt {
         let reply = replyTokens(for: agent, budget: budget)
         // Tool schemas and the chat template's framing take room too.
         let framing = 48 + toolCount * 90
@@ -49,12 +90,28 @@ struct FocusedPrompt: Equatable {
             available -= estimate(kept) + 12
         }
 
+        let lead = extrasText(extras, available: available, budget: budget, cuts: &cuts)
+        available -= estimate(lead)
+
         switch part {
+        case .grounding(let previous, let own, let unsupported):
+            let (keptOwn, ownCut) = fit(own, tokens: available / 4, what: "your previous output", budget: budget)
+            let ask = "Relay could not find these in your inputs: \(unsupported.joined(separator: ", ")). "
+                + "Write your answer again using only names, numbers and dates that appear above; leave out what you cannot support."
+            var inner = FocusedPrompt.build(agent: agent, request: request, context: "", part: .relay(previous: previous),
+                                            budget: max(512, budget - (estimate(system) - estimate(agent.systemPrompt)) - estimate(lead) - estimate(keptOwn) - estimate(ask) - 24),
+                                            toolCount: toolCount)
+            inner.sources = [system, lead + inner.user]
+            inner.user = lead + inner.user + "\n\n[Your Previous Output]:\n\(keptOwn)\n\n[Revision Requested by Relay's grounding check]:\n\(ask)"
+            inner.system = system
+            inner.cuts = cuts + [ownCut].compactMap { $0 } + inner.cuts
+            return inner
         case .relay(let previous):
             guard let previous else {
                 let (kept, cut) = fit(request, tokens: available, what: "the request", budget: budget)
                 if let cut { cuts.append(cut) }
-                return FocusedPrompt(system: system, user: "[User Request]:\n" + kept, cuts: cuts)
+                let user = lead + "[User Request]:\n" + kept
+                return FocusedPrompt(system: system, user: user, cuts: cuts, sources: [system, user])
             }
             // The request gets up to half unless the previous output needs less.
             let previousNeeds = estimate(previous.text)
@@ -62,10 +119,8 @@ struct FocusedPrompt: Equatable {
             let (keptRequest, requestCut) = fit(request, tokens: requestShare, what: "the request", budget: budget)
             let (keptPrevious, previousCut) = fit(previous.text, tokens: available - estimate(keptRequest) - 12, what: "\(previous.name)'s output", budget: budget)
             cuts += [requestCut, previousCut].compactMap { $0 }
-            return FocusedPrompt(
-                system: system,
-                user: "[User Request]:\n\(keptRequest)\n\n[Previous Agent — \(previous.name)]:\n\(keptPrevious)",
-                cuts: cuts)
+            let user = lead + "[User Request]:\n\(keptRequest)\n\n[Previous Agent — \(previous.name)]:\n\(keptPrevious)"
+            return FocusedPrompt(system: system, user: user, cuts: cuts, sources: [system, user])
         case .revision(let own, let requester, let revisionRequest, let requesterOutput):
             let quarter = available / 4
             let (keptRequest, c1) = fit(request, tokens: quarter, what: "the request", budget: budget)
@@ -76,7 +131,7 @@ struct FocusedPrompt: Equatable {
             cuts += [c1, c2, c3, c4].compactMap { $0 }
             return FocusedPrompt(
                 system: system,
-                user: """
+                user: lead + """
                     [User Request]:
                     \(keptRequest)
 
@@ -89,7 +144,7 @@ struct FocusedPrompt: Equatable {
                     [\(requester)'s Output]:
                     \(keptRequester)
                     """,
-                cuts: cuts)
+                cuts: cuts, sources: [system, lead, keptRequest, keptAsk, keptRequester])
         }
     }
 

@@ -97,7 +97,7 @@ final class RunExecutor: @unchecked Sendable {
     private(set) var report = ReplayReport()
     private var messages: [AgentMessage] = []
     private var filesWritten: [String] = []
-    private var revisionsUsed = 0
+    var revisionsUsed = 0
 
     init(manifest: RunManifest, workspace: Workspace, mode: Mode, recorded: RecordedRun, journal: RunJournalWriter?,
          models: ModelProvider?, source: Workspace? = nil, logger: Logger, emit: @escaping @Sendable (RelayEvent) -> Void) {
@@ -133,29 +133,40 @@ final class RunExecutor: @unchecked Sendable {
             emit(.final(runID: manifest.id, text: "", files: filesWritten))
             return
         }
-        var queue: [(agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?, revisionRequest: String?)] = []
+        var queue: [QueuedStep] = []
         var previous: (name: String, text: String)?
         var outputs: [String: String] = [:]
         var step = 0
         for agent in agents {
-            queue.append((agent, .relay(previous: previous), nil, nil))
+            queue.append(QueuedStep(agent: agent, part: .relay(previous: previous)))
             while !queue.isEmpty {
                 let next = queue.removeFirst()
-                let (message, revisions) = try await runStep(step, agent: next.agent, part: next.part, requestedBy: next.requestedBy, revisionRequest: next.revisionRequest, outputs: outputs)
+                let (stepMessage, revisions, inputs) = try await runStep(step, agent: next.agent, part: next.part, requestedBy: next.requestedBy,
+                                                                     revisionRequest: next.revisionRequest, outputs: outputs)
+                var message = stepMessage
+                // Promise 8: what the agent wrote is checked against what it was given.
+                if let check = groundingCheck(of: message, agent: next.agent, inputs: inputs, step: step, alreadyRevised: next.isGroundingRevision) {
+                    message.grounding = check.note
+                    if let cleaned = check.cleaned { message.text = cleaned }
+                    if check.revise, case .relay(let given) = next.part {
+                            queue.insert(QueuedStep(agent: next.agent, part: .grounding(previous: given, own: message.text, unsupported: check.note.unsupported),
+                                                requestedBy: Self.groundingChecker, revisionRequest: check.note.request, isGroundingRevision: true), at: 0)
+                    }
+                }
                 messages.append(message)
                 outputs[next.agent.id] = message.text
                 if message.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, let handedOn = previous {
                     // Nothing to hand off: the next agent gets what this one got.
                     if !message.restored { emit(.note("\(next.agent.label) gave no answer; the next agent gets \(handedOn.name)'s output")) }
                 } else {
-                    previous = (next.requestedBy == nil ? next.agent.name : "\(next.agent.name) (revised)", message.text)
+                    previous = (next.requestedBy == nil && !next.isGroundingRevision ? next.agent.name : "\(next.agent.name) (revised)", message.text)
                 }
                 try writeConversation(after: step, finished: false)
                 step += 1
                 for revision in revisions {
                     guard let target = manifest.roster.first(where: { $0.id == revision.target }) else { continue }
-                    queue.append((target, .revision(own: outputs[target.id] ?? "", requester: next.agent.name, request: revision.request,
-                                                    requesterOutput: message.text), next.agent, revision.request))
+                    queue.append(QueuedStep(agent: target, part: .revision(own: outputs[target.id] ?? "", requester: next.agent.name, request: revision.request,
+                                                                           requesterOutput: message.text), requestedBy: next.agent, revisionRequest: revision.request))
                 }
             }
         }
@@ -168,43 +179,81 @@ final class RunExecutor: @unchecked Sendable {
             + (revised > 0 ? ", \(revised) revision\(revised == 1 ? "" : "s")" : "")
             + " in \(manifest.chatFile)" + (wrote.isEmpty ? "" : "; wrote \(wrote.joined(separator: ", "))") + " (run \(manifest.id))")
         try record(JournalRecord(.finished), state: "done")
-        emit(.final(runID: manifest.id, text: messages.last?.text ?? "", files: Array(Set(filesWritten)).sorted()))
+        emit(.final(runID: manifest.id, text: Self.answer(of: messages, agents: agents)?.text ?? "", files: Array(Set(filesWritten)).sorted()))
     }
 
-    private struct Revision { var target: String; var request: String }
+    /// A step waiting its turn: an agent in order, a revision someone asked for, or a revision
+    /// the grounding check asked for.
+    struct QueuedStep {
+        var agent: AgentDefinition
+        var part: FocusedPrompt.Part
+        var requestedBy: AgentDefinition? = nil
+        var revisionRequest: String? = nil
+        var isGroundingRevision = false
+    }
+
+    /// The turn's answer: the latest message of a working (not reviewing) agent — after its
+    /// revisions, never a reviewer's verdict (unless only reviewers spoke). Without reviewers in
+    /// the roster it is the last message, as in the seed's relay.
+    static func answer(of messages: [AgentMessage], agents: [AgentDefinition]) -> AgentMessage? {
+        let reviewers = Set(agents.filter(\.isReviewer).map(\.id))
+        let spoken = messages.filter { !$0.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+        return spoken.last { !reviewers.contains($0.agent.id) } ?? spoken.last ?? messages.last
+    }
+
+    struct Revision { var target: String; var request: String }
 
     /// One agent's fresh session: the focused prompt, tool rounds, the answer.
     private func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
-                         revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision]) {
+                         revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision], [String]) {
+        if let extraction = agent.extract, extraction != .verdict {
+            let message = try await runExtraction(step, agent: agent, kind: extraction, requestedBy: requestedBy, revisionRequest: revisionRequest)
+            return (message, [], [])
+        }
         let restored = recorded.steps[step] != nil
         let budget = agent.tokenBudget ?? manifest.contextTokens
         var tools = agent.allowedTools
         if agents.count < 2 { tools.removeAll { $0 == .requestRevision } }
-        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: manifest.context, part: part, budget: budget, toolCount: tools.count)
+        if agent.extract == .verdict { tools = [] }
+        let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: manifest.context, part: part, budget: budget,
+                                         toolCount: tools.count, extras: extras(for: agent))
         let info = AgentInfo(agent)
         if !restored {
             emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest))
             for cut in prompt.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
         }
-        let replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
+        var replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
+        if let document = manifest.document, agent.output?.mode == .write, agent.maxTokens == nil {
+            // A summary is at most half of what it summarises (a token is ~4 bytes, estimates count 3).
+            replyTokens = min(replyTokens, max(96, FocusedPrompt.estimate(document) / 3))
+        }
         // Revisions go to agents that have spoken in this turn, other than this one.
         let names = AgentToolbox.Names(agents: agents.filter { $0.id != agent.id && outputs[$0.id] != nil }.map(\.name),
                                        files: manifest.files, folders: manifest.folders)
         var conversation: [ChatMessage] = [.system(prompt.system), .user(prompt.user)]
+        var inputs = prompt.sources
+        var seenCalls: Set<String> = []
         var uses: [AgentMessage.ToolUse] = []
         var revisions: [Revision] = []
         var promptTokens = 0, completionTokens = 0, milliseconds = 0, calls = 0
         var started: String?
         var text = ""
+        var repeated = false
         for call in 0...Self.maximumToolRounds {
             let used = conversation.reduce(0) { $0 + FocusedPrompt.estimate($1.content) + $1.toolCalls.reduce(0) { $0 + FocusedPrompt.estimate($1.arguments) } }
             let roomLeft = budget - replyTokens - used
-            // After an accepted revision request the agent has done its part: it answers now.
-            let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300 && revisions.isEmpty
-            let request = ModelRequest(messages: conversation, tools: offer ? tools.map { AgentToolbox.definition($0, names: names) } : [],
-                                       options: ModelOptions(maxTokens: replyTokens))
+            // After an accepted revision request, or a call repeated word for word, the agent answers now.
+            let offer = call < Self.maximumToolRounds && !tools.isEmpty && roomLeft > 300 && revisions.isEmpty && !repeated
+            var options = ModelOptions(maxTokens: replyTokens)
+            if agent.extract == .verdict {
+                // Extractions are chosen from the sources: asking for one again gives the same choice.
+                let revisable = agents.filter { $0.id != agent.id && outputs[$0.id] != nil && $0.extract == nil }.map(\.name)
+                options.responseSchema = ResponseSchema(name: "verdict", schema: Self.verdictSchema(revisable: revisable))
+                options.maxTokens = min(replyTokens, 160)
+            }
+            let request = ModelRequest(messages: conversation, tools: offer ? tools.map { AgentToolbox.definition($0, names: names) } : [], options: options)
             let key = "\(step)/\(call)"
-            let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored)
+            let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored, streams: agent.extract != .verdict)
             calls += 1
             started = started ?? answer.started
             milliseconds += answer.milliseconds
@@ -212,14 +261,28 @@ final class RunExecutor: @unchecked Sendable {
             completionTokens += answer.reply.usage?.completionTokens ?? 0
             guard offer, !answer.reply.toolCalls.isEmpty else {
                 text = answer.reply.text
+                if agent.extract == .verdict {
+                    text = Self.renderVerdict(text)
+                    if !restored, mode == .live { emit(.textDelta(step: step, agentID: agent.id, text: text)) }
+                }
                 break
             }
             conversation.append(.assistant(answer.reply.text, toolCalls: answer.reply.toolCalls))
             let limit = min(12_000, max(400, (roomLeft - 200) * 3))
             for (index, toolCall) in answer.reply.toolCalls.enumerated() {
                 if !restored { emit(.toolCall(step: step, agentID: agent.id, name: toolCall.name, arguments: toolCall.arguments)) }
-                let outcome = try toolResult("\(key)/\(index)", step: step, agent: agent, call: toolCall, allowed: tools,
+                let signature = toolCall.name + " " + (toolCall.parsedArguments?.jsonText ?? toolCall.arguments)
+                let outcome: ToolAnswer
+                if seenCalls.contains(signature), toolCall.name != AgentTool.requestRevision.rawValue {
+                    // A small model re-reading the same file: no second read, no further round.
+                    outcome = ToolAnswer(outcome: ToolOutcome(result: "You already called \(toolCall.name) with these arguments; the result is above. Answer now.", isError: true), milliseconds: 0)
+                    repeated = true
+                } else {
+                    outcome = try toolResult("\(key)/\(index)", step: step, agent: agent, call: toolCall, allowed: tools,
                                              limit: limit, revisions: &revisions, outputs: outputs, quiet: restored)
+                    if !outcome.outcome.isError { inputs.append(outcome.outcome.result) }
+                }
+                seenCalls.insert(signature)
                 milliseconds += outcome.milliseconds
                 if !restored {
                     emit(.toolResult(step: step, agentID: agent.id, name: toolCall.name, result: outcome.outcome.result, isError: outcome.outcome.isError))
@@ -229,7 +292,7 @@ final class RunExecutor: @unchecked Sendable {
             }
         }
         // A model that cannot call tools may still ask in words: "REVISION for Wren: …".
-        if revisions.isEmpty, tools.contains(.requestRevision), let (target, ask) = Self.writtenRevision(in: text) {
+        if revisions.isEmpty, agent.allowedTools.contains(.requestRevision), agents.count > 1, let (target, ask) = Self.writtenRevision(in: text) {
             let decision = decideRevision(target: target, request: ask, by: agent, outputs: outputs)
             if let accepted = decision.accepted { revisions.append(accepted) }
             if !restored {
@@ -240,25 +303,32 @@ final class RunExecutor: @unchecked Sendable {
             step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: uses,
             promptTokens: promptTokens, completionTokens: completionTokens, modelCalls: calls, milliseconds: milliseconds,
             started: started ?? manifest.created, cuts: prompt.cuts, restored: restored)
-        if !restored, mode == .live {
+        try finishStep(message, agent: agent)
+        return (message, revisions, inputs)
+    }
+
+    /// Journals a finished step (live runs) and tells the listeners.
+    func finishStep(_ message: AgentMessage, agent: AgentDefinition) throws {
+        if !message.restored, mode == .live {
             var stepRecord = JournalRecord(.step)
-            stepRecord.step = step
+            stepRecord.step = message.step
             stepRecord.agent = agent.id
             stepRecord.started = message.started
-            stepRecord.milliseconds = milliseconds
-            stepRecord.usage = TokenUsage(promptTokens: promptTokens, completionTokens: completionTokens)
-            stepRecord.message = revisionRequest.map { "revision requested by \(requestedBy?.name ?? "?"): \($0)" }
+            stepRecord.milliseconds = message.milliseconds
+            stepRecord.usage = TokenUsage(promptTokens: message.promptTokens, completionTokens: message.completionTokens)
+            stepRecord.message = message.revisionRequest.map { "revision requested by \(message.revisionRequestedBy ?? "?"): \($0)" }
             try journal?.append(stepRecord, sync: false)
         }
         emit(.agentFinished(message))
-        return (message, revisions)
     }
 
     // MARK: Model calls
 
-    private struct Answer { var reply: ModelReply; var started: String; var milliseconds: Int }
+    struct Answer { var reply: ModelReply; var started: String; var milliseconds: Int }
 
-    private func modelCall(_ key: String, step: Int, agent: AgentDefinition, request: ModelRequest, quiet: Bool) async throws -> Answer {
+    /// - parameter quiet: the step is restored; `streams`: text deltas are shown as they come
+    ///   (not for replies under a schema, which the caller renders).
+    func modelCall(_ key: String, step: Int, agent: AgentDefinition, request: ModelRequest, quiet: Bool, streams: Bool = true) async throws -> Answer {
         let hash = Self.hash(request)
         if let response = recorded.responses[key] {
             if mode == .replay {
@@ -272,7 +342,7 @@ final class RunExecutor: @unchecked Sendable {
             reply.toolCalls = response.toolCalls ?? []
             reply.usage = response.usage
             reply.finishReason = response.finish.map(FinishReason.init(wireName:))
-            if !quiet, mode == .live, !reply.text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: reply.text)) }
+            if !quiet, streams, mode == .live, !reply.text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: reply.text)) }
             return Answer(reply: reply, started: response.started ?? manifest.created, milliseconds: response.milliseconds ?? 0)
         }
         guard mode == .live, models != nil else {
@@ -298,7 +368,7 @@ final class RunExecutor: @unchecked Sendable {
             try Task.checkCancellation()
             reply.add(event)
             if case .text(let delta) = event {
-                emit(.textDelta(step: step, agentID: agent.id, text: delta))
+                if streams { emit(.textDelta(step: step, agentID: agent.id, text: delta)) }
                 if let kept = guardLoops.feed(delta) {
                     // A small model caught in a loop: stop it, keep the text up to the loop.
                     reply.text = kept
@@ -348,8 +418,10 @@ final class RunExecutor: @unchecked Sendable {
     static func hash(_ request: ModelRequest) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        struct Hashed: Encodable { var messages: [ChatMessage]; var tools: [ToolDefinition]; var maxTokens: Int? }
-        let data = (try? encoder.encode(Hashed(messages: request.messages, tools: request.tools, maxTokens: request.options.maxTokens))) ?? Data()
+        // The schema only when there is one, so requests recorded before schemas hash as they did.
+        struct Hashed: Encodable { var messages: [ChatMessage]; var tools: [ToolDefinition]; var maxTokens: Int?; var schema: JSONValue? }
+        let data = (try? encoder.encode(Hashed(messages: request.messages, tools: request.tools, maxTokens: request.options.maxTokens,
+                                               schema: request.options.responseSchema?.schema))) ?? Data()
         return ContentHash(of: Array(data)).hex
     }
 
@@ -519,6 +591,14 @@ final class RunExecutor: @unchecked Sendable {
 
     private func writeDeclaredOutputs(_ outputs: [String: String]) throws {
         var values = manifest.placeholderValues
+        // What a knowledge line links to: the file another agent of the run writes (the
+        // summary), else the file that started the run.
+        let written = agents.compactMap { agent -> String? in
+            guard let output = agent.output, output.mode == .write, outputs[agent.id] != nil else { return nil }
+            var values = manifest.placeholderValues
+            values["agent"] = agent.id
+            return output.resolvedPath(values)
+        }
         for agent in agents {
             guard let output = agent.output, let text = outputs[agent.id] else { continue }
             values["agent"] = agent.id
@@ -532,9 +612,40 @@ final class RunExecutor: @unchecked Sendable {
                 let entry = "\n## \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) · \(agent.label) · \(manifest.relay) (run \(manifest.id))\n\n"
                     + text.trimmingCharacters(in: .whitespacesAndNewlines) + "\n"
                 try effect("output/\(agent.id)", path: path, mode: .append) { _ in Array(entry.utf8) }
+            case .context:
+                guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, !text.hasPrefix("Not found:") else { continue }
+                try addKnowledge(text, heading: output.path, link: written.first ?? manifest.triggerPath ?? manifest.chatFile, agent: agent)
             }
         }
     }
+
+    /// context.md's size budget in bytes: half the window at three bytes a token, so that
+    /// with it in every prompt there is room for the work.
+    static func contextBudget(_ contextTokens: Int) -> Int { contextTokens * 3 / 2 }
+
+    /// A knowledge line in context.md through the coordinated update (a person's edit made
+    /// meanwhile is kept); the oldest lines past the budget go to `Research/index.md`, after it.
+    private func addKnowledge(_ text: String, heading: String, link: String, agent: AgentDefinition) throws {
+        let line = KnowledgeSection.line(name: manifest.name, link: link, text: text)
+        let budget = Self.contextBudget(manifest.contextTokens)
+        let moved = MovedLines()
+        try effect("output/\(agent.id)", path: "context.md", mode: .update, detail: { moved.lines.joined(separator: "\n") }) { old in
+            let current = String(decoding: old ?? [], as: UTF8.self)
+            let moving = KnowledgeSection.overflow(adding: line, to: current, heading: heading, budget: budget)
+            moved.lines = moving
+            return Array(KnowledgeSection.adding(line, to: current, heading: heading, removing: Set(moving)).utf8)
+        }
+        // Resumed after the update: the journal says what it moved.
+        if moved.lines.isEmpty, let recordedDetail = recorded.effects["output/\(agent.id)"]?.message, !recordedDetail.isEmpty {
+            moved.lines = recordedDetail.components(separatedBy: "\n")
+        }
+        guard !moved.lines.isEmpty else { return }
+        let index = "Research/index.md"
+        let header = (try? workspace.resolve(index).exists) == true ? "" : "# Research index\n\nOlder entries moved here from context.md to keep it within its size budget.\n\n"
+        try effect("index/\(agent.id)", path: index, mode: .append) { _ in Array((header + moved.lines.joined(separator: "\n") + "\n").utf8) }
+    }
+
+    private final class MovedLines: @unchecked Sendable { var lines: [String] = [] }
 
     /// A line in the agents' journal, `Journal/agent/{date}.md`.
     private func journalLine(_ line: String) throws {
@@ -544,7 +655,8 @@ final class RunExecutor: @unchecked Sendable {
     /// Changes a file once per key: done now unless the journal says it was done before the
     /// interruption; on replay, done in the scratch folder from the recorded starting version
     /// and compared with the recorded result.
-    private func effect(_ key: String, path: String, mode effectMode: FileEffect.Mode, _ transform: @escaping ([UInt8]?) -> [UInt8]) throws {
+    private func effect(_ key: String, path: String, mode effectMode: FileEffect.Mode, detail: (() -> String?)? = nil,
+                        _ transform: @escaping ([UInt8]?) -> [UInt8]) throws {
         let done = recorded.effects[key]
         if mode == .live, done != nil { filesWritten.append(path); return }
         if mode == .replay {
@@ -592,6 +704,7 @@ final class RunExecutor: @unchecked Sendable {
         effectRecord.mode = result.mode.rawValue
         effectRecord.before = result.before
         effectRecord.after = result.after
+        effectRecord.message = detail?()
         try journal?.append(effectRecord)
     }
 

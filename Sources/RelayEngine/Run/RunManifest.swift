@@ -56,6 +56,26 @@ public struct RunManifest: Sendable, Codable, Equatable {
     /// name paths that exist. Nil when there are more than ``RunManifest/pathLimit``.
     public var files: [String]?
     public var folders: [String]?
+    /// For a dropped file: its text (converted, cut at the input limit) — what agents that
+    /// extract sentences read, in window-sized chunks.
+    public var document: String?
+    /// The workspace lines retrieved for the request at the start (best first), for agents with
+    /// `retrieve`: kept here so resume and replay give the same prompts.
+    public var retrieved: [RetrievedLine]?
+    /// The chat's previous exchange (the person's last message and the answer they got), so a
+    /// follow-up question means something; cut to a budget.
+    public var previousExchange: Exchange?
+
+    /// A person's message and the answer the relay gave.
+    public struct Exchange: Sendable, Codable, Equatable {
+        public var message: String
+        public var answer: String
+
+        public init(message: String, answer: String) {
+            self.message = message
+            self.answer = answer
+        }
+    }
 
     public static let pathLimit = 64
 
@@ -64,6 +84,12 @@ public struct RunManifest: Sendable, Codable, Equatable {
     public var triggerKey: String? {
         guard let triggerPath, let triggerHash else { return nil }
         return "\(relay)|\(triggerPath)|\(triggerHash)"
+    }
+
+    /// The agents that run: the roster, or the one agent asked.
+    public var runningAgents: [AgentDefinition] {
+        guard let singleAgent else { return roster }
+        return roster.filter { $0.id == singleAgent }
     }
 
     /// The transcript next to the chat file: `Chats/NAME.json`.

@@ -17,6 +17,7 @@ final class GroupChat: @unchecked Sendable {
     private var agentsByID: [String: AgentInfo] = [:]
     private(set) var runID: String?
     private(set) var finalText: String?
+    private var lastText: String?
 
     init(style: Style) { self.style = style }
 
@@ -82,7 +83,7 @@ final class GroupChat: @unchecked Sendable {
     private func render(_ event: RelayEvent) {
         if style == .terminal {
             switch event {
-            case .textDelta, .toolCall, .agentFinished, .note, .revisionRequested, .final, .error: clearThinking()
+            case .textDelta, .toolCall, .agentFinished, .note, .revisionRequested, .grounding, .final, .error: clearThinking()
             default: break
             }
         }
@@ -141,6 +142,7 @@ final class GroupChat: @unchecked Sendable {
                 out(paint("   🚫 \(by.name) asked \(target.prefix(40)) for a revision — not done: \(why)", dim: true) + "\n")
             }
         case .agentFinished(let message):
+            lastText = message.text
             if message.restored {
                 newline()
                 if let previous = lastAgent, message.revisionRequestedBy == nil, previous.id != message.agent.id {
@@ -163,12 +165,30 @@ final class GroupChat: @unchecked Sendable {
             out(paint("   ⏱ \(seconds) s · \(message.promptTokens) → \(message.completionTokens) tokens"
                       + (message.modelCalls > 1 ? " · \(message.modelCalls) model calls" : "")
                       + (message.cuts.isEmpty ? "" : " · cut: \(message.cuts.joined(separator: "; "))"), dim: true) + "\n")
+        case .grounding(_, let agent, let note):
+            newline()
+            let found = note.unsupported.prefix(8).joined(separator: ", ") + (note.unsupported.count > 8 ? ", …" : "")
+            switch note.action {
+            case .revisionRequested:
+                out(paint("   🧭 Relay's check: \(found) — not in \(agent.name)'s inputs; asking \(agent.name) for a revision", hex: "#7F8C8D") + "\n")
+            case .removed:
+                let count = note.removed.count
+                out(paint("   🧭 Relay's check: \(found) — still not in the inputs; removed \(count) sentence\(count == 1 ? "" : "s")", hex: "#7F8C8D") + "\n")
+            case .marked:
+                out(paint("   🧭 Relay's check: \(found) — in none of the sources; kept, marked as the model's own", hex: "#7F8C8D") + "\n")
+            }
         case .note(let text):
             newline()
             out(paint("   ℹ️  \(text)", dim: true) + "\n")
         case .final(let id, let text, let files):
             finalText = text
             newline()
+            if !text.isEmpty, text != lastText {
+                // The answer is the working agent's text, not the reviewer's verdict that came last.
+                out("\n" + paint("💬 Answer", bold: true) + "\n")
+                atLineStartForBody = true
+                out(body(text.trimmingCharacters(in: .whitespacesAndNewlines)) + "\n")
+            }
             let elapsed = ContinuousClock.now - started
             let seconds = String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             out("\n" + paint("✅ done in \(seconds) s · run \(id)", bold: true) + "\n")

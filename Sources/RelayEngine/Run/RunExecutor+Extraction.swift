@@ -1,0 +1,218 @@
+import Foundation
+import LanguageModels
+
+/// Structured extraction (an agent with `"extract"`): instead of free text, the agent chooses
+/// numbered units of its input — the sentences of a dropped document, or the workspace lines
+/// retrieved for a question — under a JSON schema that llama-server enforces with a grammar, so
+/// a model of 135M parameters can only name sentences that exist. The engine renders the chosen
+/// units verbatim: what the agent hands on cannot hold an invented number or name.
+///
+/// A document longer than the window is read in chunks of whole sentences, each chunk its own
+/// model call (`step/0`, `step/1`, … in the journal) with the same system prompt and request
+/// first, so the server reuses their cached prefix; the choices are combined in document order.
+extension RunExecutor {
+    /// The most of a document's characters an extraction keeps: a summary is at most half of
+    /// what it summarises, and the writer adds a line.
+    static let extractionShare = 0.4
+    /// The most lines an answer's extraction may choose.
+    static let mostLines = 3
+
+    func runExtraction(_ step: Int, agent: AgentDefinition, kind: Extraction, requestedBy: AgentDefinition?, revisionRequest: String?) async throws -> AgentMessage {
+        let restored = recorded.steps[step] != nil
+        let info = AgentInfo(agent)
+        let budget = agent.tokenBudget ?? manifest.contextTokens
+        if !restored { emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest)) }
+        var tally = Tally()
+        var cuts: [String] = []
+        let text: String
+        switch kind {
+        case .sentences:
+            text = try await extractSentences(step, agent: agent, budget: budget, restored: restored, tally: &tally, cuts: &cuts)
+        case .lines:
+            text = try await extractLines(step, agent: agent, budget: budget, restored: restored, tally: &tally)
+        case .verdict:
+            text = ""
+        }
+        for cut in cuts where !restored { emit(.note("\(agent.label): \(cut)")) }
+        if !restored, mode == .live, !text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: text)) }
+        let message = AgentMessage(
+            step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: [],
+            promptTokens: tally.promptTokens, completionTokens: tally.completionTokens, modelCalls: tally.calls, milliseconds: tally.milliseconds,
+            started: tally.started ?? manifest.created, cuts: cuts, restored: restored)
+        try finishStep(message, agent: agent)
+        return message
+    }
+
+    struct Tally {
+        var calls = 0, promptTokens = 0, completionTokens = 0, milliseconds = 0
+        var started: String?
+
+        mutating func add(_ answer: Answer) {
+            calls += 1
+            started = started ?? answer.started
+            milliseconds += answer.milliseconds
+            promptTokens += answer.reply.usage?.promptTokens ?? 0
+            completionTokens += answer.reply.usage?.completionTokens ?? 0
+        }
+    }
+
+    // MARK: Sentences of a document
+
+    /// The request an agent sees: the whole request, or — after an agent of the roster has
+    /// chosen the document's key sentences — the request without the document, which that
+    /// agent's output stands for (fewer tokens, and nothing for a small model to wander in).
+    func request(for agent: AgentDefinition) -> String {
+        guard let document = manifest.document,
+              let position = agents.firstIndex(where: { $0.id == agent.id }),
+              agents[..<position].contains(where: { $0.extract == .sentences }) else { return manifest.request }
+        let path = manifest.triggerPath ?? "the file"
+        return requestLead + "\n\n[\(path): \(document.count) characters; its key sentences are in the previous agent's notes]"
+    }
+
+    /// The request without the document appended to it ("A file arrived: …").
+    var requestLead: String {
+        guard manifest.document != nil, let marker = manifest.request.range(of: "\n\n--- ") else { return manifest.request }
+        return String(manifest.request[..<marker.lowerBound])
+    }
+
+    private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
+        let document = manifest.document ?? manifest.request
+        let sentences = Sentences.split(document)
+        guard !sentences.isEmpty else { return "" }
+        let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
+        let where_ = manifest.triggerPath.map { " — \($0)" } ?? ""
+        let lead = "[User Request]:\n\(requestLead)\n\n"
+        // Room for the numbered sentences of one call.
+        let room = max(200, budget - 200 - 48 - FocusedPrompt.estimate(system) - FocusedPrompt.estimate(lead) - 60)
+        let groups = Self.groups(of: sentences, tokens: room)
+        var chosen: [Int] = []
+        for (index, group) in groups.enumerated() {
+            let part = groups.count > 1 ? ", part \(index + 1) of \(groups.count)" : ""
+            var numbered: [String] = []
+            for number in group {
+                var sentence = sentences[number]
+                if FocusedPrompt.estimate(sentence) > room {
+                    let (kept, cut) = FocusedPrompt.fit(sentence, tokens: room - 20, what: "sentence \(number + 1)", budget: budget)
+                    sentence = kept
+                    if let cut { cuts.append(cut) }
+                }
+                numbered.append("[\(number + 1)] \(sentence)")
+            }
+            let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
+            let most = max(1, min(group.count, Int((Double(group.count) * Self.extractionShare).rounded(.up))))
+            let user = lead + "[Document\(where_)\(part) — numbered sentences]:\n" + numbered.joined(separator: "\n")
+                + "\n\nChoose the sentences that hold this part's key facts (at most \(most))."
+            var options = ModelOptions(maxTokens: 16 + most * 6)
+            options.responseSchema = ResponseSchema(name: "sentences", schema: Self.choiceSchema(key: "sentences", numbers: group.map { $0 + 1 }, most: most))
+            let answer = try await modelCall("\(step)/\(index)", step: step, agent: agent,
+                                             request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
+            tally.add(answer)
+            // The engine, not the model, keeps the summary short: picks beyond the share are dropped.
+            var kept = 0
+            for number in Self.choices(in: answer.reply.text, key: "sentences", allowed: Set(group.map { $0 + 1 })) {
+                let length = sentences[number - 1].count
+                if kept > 0, Double(kept + length) > Double(groupCharacters) * Self.extractionShare { continue }
+                kept += length
+                chosen.append(number)
+            }
+        }
+        if groups.count > 1 { cuts.append("read \(document.count) characters in \(groups.count) chunks, one model call each") }
+        let picked = Array(Set(chosen)).sorted()
+        return picked.map { "- " + Self.bare(sentences[$0 - 1]) }.joined(separator: "\n")
+    }
+
+    static let sentenceInstruction = """
+        You read a document as numbered sentences and choose the ones a reader must keep: \
+        names, numbers, dates, amounts, decisions, results. Reply only with JSON: {"sentences": [numbers]}.
+        """
+
+    /// Consecutive sentence numbers (0-based) in groups that fit `tokens`.
+    static func groups(of sentences: [String], tokens: Int) -> [[Int]] {
+        var groups: [[Int]] = []
+        var current: [Int] = []
+        var used = 0
+        for (number, sentence) in sentences.enumerated() {
+            let cost = FocusedPrompt.estimate(sentence) + 3
+            if !current.isEmpty, used + cost > tokens {
+                groups.append(current)
+                current = []
+                used = 0
+            }
+            current.append(number)
+            used += cost
+        }
+        if !current.isEmpty { groups.append(current) }
+        return groups
+    }
+
+    /// A sentence without its Markdown list or heading marker, for a bullet of its own.
+    static func bare(_ sentence: String) -> String {
+        var text = Substring(sentence.trimmingCharacters(in: .whitespaces))
+        while let first = text.first, "#*->".contains(first) { text = text.dropFirst() }
+        if let dot = text.firstIndex(where: { !$0.isNumber }), dot != text.startIndex, [".", ")"].contains(text[dot]) {
+            text = text[text.index(after: dot)...]
+        }
+        return text.trimmingCharacters(in: .whitespaces)
+    }
+
+    // MARK: Lines of the workspace
+
+    private func extractLines(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
+        let lines = Array((manifest.retrieved ?? []).prefix(agent.retrieve ?? 0))
+        guard !lines.isEmpty else { return "Not found: no line of the workspace matches the request." }
+        var cuts: [String] = []
+        let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
+        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: .relay(previous: nil), budget: budget, toolCount: 0, extras: extras)
+        cuts += prompt.cuts
+        let shown = lines.count - cuts.filter { $0.hasPrefix("workspace lines") }.count
+        let most = min(Self.mostLines, lines.count)
+        let user = prompt.user + "\n\nChoose the workspace lines that answer the request (at most \(most))."
+        var options = ModelOptions(maxTokens: 16 + most * 6)
+        let allowed = Array(1...max(1, min(lines.count, shown)))
+        options.responseSchema = ResponseSchema(name: "lines", schema: Self.choiceSchema(key: "lines", numbers: allowed, most: most))
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"lines": [numbers]}, the numbers of the lines that answer the request."#
+        let answer = try await modelCall("\(step)/0", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
+        tally.add(answer)
+        let picked = Self.choices(in: answer.reply.text, key: "lines", allowed: Set(allowed)).prefix(most)
+        let chosen = picked.isEmpty ? [1] : Array(picked)
+        return chosen.map { number in
+            let line = lines[number - 1]
+            return "- \(line.text.trimmingCharacters(in: .whitespaces)) (\(line.path):\(line.line))"
+        }.joined(separator: "\n")
+    }
+
+    // MARK: Schemas
+
+    /// `{"<key>": [n, …]}`: one to `most` of `numbers`.
+    static func choiceSchema(key: String, numbers: [Int], most: Int) -> JSONValue {
+        [
+            "type": "object",
+            "properties": .object([
+                key: ["type": "array", "items": ["type": "integer", "enum": .array(numbers.map { .number(Double($0)) })],
+                      "minItems": 1, "maxItems": .number(Double(max(1, most)))],
+            ]),
+            "required": [.string(key)],
+            "additionalProperties": false,
+        ]
+    }
+
+    /// The allowed numbers a reply chose, in its order, once each: from `{"key": [..]}`, or
+    /// from any numbers in the text when the server did not enforce the schema.
+    static func choices(in reply: String, key: String, allowed: Set<Int>) -> [Int] {
+        var numbers: [Int] = []
+        if let json = try? JSONValue(parsing: reply.trimmingCharacters(in: .whitespacesAndNewlines)), let array = json[key]?.arrayValue {
+            numbers = array.compactMap(\.intValue)
+        } else {
+            var digits = ""
+            for character in reply + " " {
+                if character.isASCII, character.isNumber { digits.append(character) } else if !digits.isEmpty {
+                    if let value = Int(digits) { numbers.append(value) }
+                    digits = ""
+                }
+            }
+        }
+        var seen: Set<Int> = []
+        return numbers.filter { allowed.contains($0) && seen.insert($0).inserted }
+    }
+}
