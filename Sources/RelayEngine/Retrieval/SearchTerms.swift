@@ -9,31 +9,48 @@ enum SearchTerms {
     /// keeps its decimals and loses its thousands commas: "4,200.5" is `"4200.5"`.
     static func terms<S: StringProtocol>(of text: S) -> [String] {
         var result: [String] = []
-        var word = String.UnicodeScalarView()
-        var hasLetter = false
+        var word: [UInt8] = []
+        var hasLetter = false, ascii = true
         func flush() {
-            defer { word.removeAll(keepingCapacity: true); hasLetter = false }
-            guard !word.isEmpty else { return }
-            let lowered = String(word).lowercased()
-            if hasLetter && lowered.unicodeScalars.count == 1 { return }
-            guard !stopwords.contains(lowered) else { return }
-            let stemmed = hasLetter ? stem(lowered) : lowered
+            defer { word.removeAll(keepingCapacity: true); hasLetter = false; ascii = true }
+            guard !word.isEmpty, !(hasLetter && word.count == 1) else { return }
+            let lowered = ascii ? word : Array(String(decoding: word, as: UTF8.self).lowercased().utf8)
+            let raw = String(decoding: lowered, as: UTF8.self)
+            guard !stopwords.contains(raw) else { return }
+            let stemmed = hasLetter ? String(decoding: stem(lowered), as: UTF8.self) : raw
             if !stopwords.contains(stemmed) { result.append(stemmed) }
         }
-        let scalars = Array(text.unicodeScalars)
-        for (index, scalar) in scalars.enumerated() {
-            if scalar.properties.isAlphabetic || scalar.properties.generalCategory == .nonspacingMark {
-                word.append(scalar)
-                hasLetter = true
-            } else if scalar.properties.numericType != nil {
-                word.append(scalar)
-            } else if scalar == "." || scalar == ",", !word.isEmpty, !hasLetter,
-                      index + 1 < scalars.count, scalars[index + 1].properties.numericType != nil {
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                index += 1
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): word.append(byte); hasLetter = true
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): word.append(byte | 0x20); hasLetter = true
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): word.append(byte)
                 // "4.2" stays one number; "4,200" becomes "4200".
-                if scalar == "." { word.append(scalar) }
+                case UInt8(ascii: "."), UInt8(ascii: ","):
+                    if !word.isEmpty, !hasLetter, index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                        if byte == UInt8(ascii: ".") { word.append(byte) }
+                    } else {
+                        flush()
+                    }
+                default: flush()
+                }
+                continue
+            }
+            guard let scalar = SentenceBoundaries.scalar(bytes, index) else { index += 1; flush(); continue }
+            let width = UTF8.width(scalar)
+            if scalar.properties.isAlphabetic || scalar.properties.generalCategory == .nonspacingMark || scalar.properties.numericType != nil {
+                word += bytes[index..<(index + width)]
+                hasLetter = hasLetter || scalar.properties.isAlphabetic
+                ascii = false
             } else {
                 flush()
             }
+            index += width
         }
         flush()
         return result
@@ -41,18 +58,21 @@ enum SearchTerms {
 
     /// A conservative English stemmer: plural `-s`, `-es`, `-ies`; `-ing` and `-ed` (with a
     /// doubled consonant undone: "running" → "run"); then a final silent `e` ("named" and
-    /// "name" both become "nam"). Applied to both sides, so only agreement matters.
-    static func stem(_ word: String) -> String {
-        var letters = Array(word)
-        func ends(_ suffix: String) -> Bool { letters.count > suffix.count && letters.suffix(suffix.count).elementsEqual(suffix) }
+    /// "name" both become "nam"). Applied to both sides, so only agreement matters. It works
+    /// on the lowercase UTF-8 bytes and only ever takes off ASCII letters.
+    static func stem(_ word: String) -> String { String(decoding: stem(Array(word.utf8)), as: UTF8.self) }
+
+    private static func stem(_ word: [UInt8]) -> [UInt8] {
+        var letters = word
+        func ends(_ suffix: String) -> Bool { letters.count > suffix.utf8.count && letters.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) }
+        func isVowel(_ byte: UInt8) -> Bool { "aeiouy".utf8.contains(byte) }
         // Plurals.
         if ends("ies"), letters.count > 4 {
             letters.removeLast(3)
-            letters.append("y")
+            letters.append(UInt8(ascii: "y"))
         } else if ends("sses") {
             letters.removeLast(2)
-        } else if ends("es"), letters.count > 4, let before = letters.dropLast(2).last,
-                  "sxz".contains(before) || ends("ches") || ends("shes") {
+        } else if ends("es"), letters.count > 4, "sxz".utf8.contains(letters[letters.count - 3]) || ends("ches") || ends("shes") {
             letters.removeLast(2)
         } else if ends("s"), letters.count > 3, !ends("ss"), !ends("us"), !ends("is") {
             letters.removeLast()
@@ -60,21 +80,21 @@ enum SearchTerms {
         // Verb endings, when a stem of three letters or more with a vowel is left.
         var strippedVerbEnding = false
         for suffix in ["ing", "ed"] where ends(suffix) && !ends("eed") {
-            let stem = letters.dropLast(suffix.count)
-            guard stem.count >= 3, stem.contains(where: { "aeiouy".contains($0) }) else { continue }
+            let stem = letters.dropLast(suffix.utf8.count)
+            guard stem.count >= 3, stem.contains(where: isVowel) else { continue }
             letters = Array(stem)
             strippedVerbEnding = true
             break
         }
         if strippedVerbEnding, letters.count >= 3, let last = letters.last, letters[letters.count - 2] == last,
-           !"aeiouylsz".contains(last) {
+           (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(last), !"aeiouylsz".utf8.contains(last) {
             letters.removeLast()
         }
         // A silent e after a consonant.
-        if letters.count >= 4, letters.last == "e", let before = letters.dropLast().last, !"aeiouy".contains(before) {
+        if letters.count >= 4, letters.last == UInt8(ascii: "e"), !isVowel(letters[letters.count - 2]) {
             letters.removeLast()
         }
-        return String(letters)
+        return letters
     }
 
     static let stopwords: Set<String> = Set("""
