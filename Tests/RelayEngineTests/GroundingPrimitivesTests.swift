@@ -185,6 +185,26 @@ extension GroundingPrimitivesTests {
                     "a unit too short for split still goes")
         }
 
+        /// Random Markdown-ish texts (seeded, so a failure repeats): whatever `unsupported`
+        /// finds, `removing` takes it all out, and what is left holds none of it.
+        @Test func removingLeavesNoneOfTheClaimsInRandomMarkdown() {
+            let pieces = ["a", "Pell", " ", "\n", "\n\n", ".", "!", "?", "4", "2024", ",", "-", "/", ":", "#", "## ", "- ", "1. ",
+                          "|", "`", "**", "\"", "'", "’s", "é", "🍵", "March", "12", "of", "de", "St.", "e.g.", "Dr.", "https://x.org/",
+                          "(", ")", "[", "](", "<!--", "```", ">", "\r\n", "€", "%", "1st", "J.", "The", "\t", "—", "3/4", "Mar", " Oksana Smith "]
+            var state: UInt64 = 17
+            func next(_ bound: Int) -> Int {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Int((state >> 33) % UInt64(bound))
+            }
+            for _ in 0..<400 {
+                let text = (0..<next(40)).map { _ in pieces[next(pieces.count)] }.joined()
+                let unsupported = Claims.unsupported(in: text, sources: [String(text.prefix(10))])
+                let (kept, _) = Claims.removing(unsupported, from: text)
+                let left = Set(Claims.extract(from: kept).compactMap { ClaimValue(claim: $0)?.key })
+                #expect(!unsupported.contains { ClaimValue(claim: $0).map { left.contains($0.key) } ?? true }, "\(text.debugDescription) → \(kept.debugDescription)")
+            }
+        }
+
         @Test func unsupportedChecksAgainstAHundredKilobytesOfSources() {
             var source = ""
             for index in 0..<1_300 {

@@ -8,6 +8,8 @@ struct ClaimChunk {
     /// or a quote: where a capitalised common word is just the start of a sentence.
     var startsUnit: Bool
     var inHeading: Bool
+    /// Where the core starts in the text scanned, in UTF-8 bytes: which unit holds the claim.
+    var offset: Int = 0
 
     /// The chunk as written.
     var raw: String { leading + core + trailing }
@@ -26,6 +28,7 @@ enum ClaimText {
         var inFence = false
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n")) {
             var line = Substring(rawLine).drop { $0 == " " || $0 == "\t" || $0 == "\r" }
+            while let last = line.last, last == "\r" || last == " " || last == "\t" { line = line.dropLast() }
             if line.hasPrefix("```") || line.hasPrefix("~~~") { inFence.toggle(); continue }
             if inFence || line.isEmpty || line.hasPrefix("<!--") { continue }
             var inHeading = false
@@ -44,10 +47,10 @@ enum ClaimText {
                 line = line.dropFirst(marker.length).drop { $0 == " " || $0 == "\t" }
                 for box in ["[ ] ", "[x] ", "[X] "] where line.hasPrefix(box) { line = line.dropFirst(box.count) }
             }
-            let cleaned = withoutLinkTargets(line)
-            let cells = cleaned.hasPrefix("|") ? cleaned.split(separator: "|") : [cleaned]
+            let cells = line.hasPrefix("|") ? line.split(separator: "|") : [line]
             for cell in cells {
-                let chunks = chunks(of: cell, inHeading: inHeading)
+                let base = text.utf8.distance(from: text.utf8.startIndex, to: cell.utf8.startIndex)
+                let chunks = chunks(of: cell, inHeading: inHeading, offset: base)
                 if !chunks.isEmpty { segments.append(chunks) }
             }
         }
@@ -79,19 +82,6 @@ enum ClaimText {
         return (token.count, String(body))
     }
 
-    /// `text` with Markdown link and image targets removed: `[Lisbon](https://x/2024)` is `[Lisbon]`.
-    private static func withoutLinkTargets(_ text: Substring) -> Substring {
-        guard text.utf8.contains(UInt8(ascii: "]")), text.contains("](") else { return text }
-        var result = ""
-        var rest = text
-        while let open = rest.range(of: "](") {
-            result += rest[..<open.lowerBound] + "]"
-            rest = rest[open.upperBound...]
-            if let close = rest.firstIndex(of: ")") { rest = rest[rest.index(after: close)...] }
-        }
-        return Substring(result + rest)
-    }
-
     /// Opening punctuation that may stand before a word, as UTF-8.
     static let openers: [[UInt8]] = ["(", "[", "{", "\"", "'", "\u{201C}", "\u{2018}", "\u{00AB}", "*", "_", "`", "~", "<"].map { Array($0.utf8) }
     /// Closing punctuation that may stand after a word, as UTF-8.
@@ -99,16 +89,28 @@ enum ClaimText {
                                      "*", "_", "`", "~", ">", "\u{2026}"].map { Array($0.utf8) }
     private static let quotesAndBrackets: [[UInt8]] = ["(", "[", "{", "\"", "'", "\u{201C}", "\u{2018}", "\u{00AB}"].map { Array($0.utf8) }
 
-    /// The chunks of one line or cell. Cut from the UTF-8 bytes: this runs over every source.
-    static func chunks<S: StringProtocol>(of text: S, inHeading: Bool) -> [ClaimChunk] {
+    /// The chunks of one line or cell, whose first byte is at `offset` in the text scanned. Cut
+    /// from the UTF-8 bytes: this runs over every source. A Markdown link's target is skipped
+    /// (`[Lisbon](https://x/2024)` is the chunk `[Lisbon]`).
+    static func chunks<S: StringProtocol>(of text: S, inHeading: Bool, offset: Int = 0) -> [ClaimChunk] {
         var result: [ClaimChunk] = []
         var previousEndsSentence = true
         let bytes = Array(text.utf8)
         var index = 0
+        var skipTo = 0
         while index < bytes.count {
+            if index < skipTo { index = skipTo; continue }
             if let width = separator(bytes, index) { index += width; continue }
             var end = index
-            while end < bytes.count, separator(bytes, end) == nil { end += 1 }
+            while end < bytes.count, separator(bytes, end) == nil {
+                if bytes[end] == UInt8(ascii: "]"), end + 1 < bytes.count, bytes[end + 1] == UInt8(ascii: "("),
+                   let close = linkTargetEnd(bytes, from: end + 2) {
+                    skipTo = close
+                    end += 1
+                    break
+                }
+                end += 1
+            }
             var lower = index, upper = end
             var quoteOrBracket = false
             while lower < upper, let width = match(openers, bytes, at: lower) {
@@ -118,12 +120,23 @@ enum ClaimText {
             while upper > lower, let width = match(closers, bytes, endingAt: upper, from: lower) { upper -= width }
             let trailing = bytes[upper..<end]
             result.append(ClaimChunk(core: string(bytes[lower..<upper]), leading: string(bytes[index..<lower]), trailing: string(trailing),
-                                     startsUnit: previousEndsSentence || quoteOrBracket, inHeading: inHeading))
+                                     startsUnit: previousEndsSentence || quoteOrBracket, inHeading: inHeading, offset: offset + lower))
             previousEndsSentence = trailing.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "!") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: ":") }
                 || (lower == upper && lower > index)
             index = end
         }
         return result
+    }
+
+    /// Just past the `)` that closes a link target starting at `start`; nil when white space or
+    /// the end comes first (then it is no link: "see [1](and more").
+    private static func linkTargetEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
+        while index < bytes.count, separator(bytes, index) == nil {
+            if bytes[index] == UInt8(ascii: ")") { return index + 1 }
+            index += 1
+        }
+        return nil
     }
 
     /// The width of white space at `index` (space, tab, carriage return, no-break space).

@@ -59,30 +59,29 @@ enum Claims {
     /// keeps a sentence keeps its bullet; headings stay unless they carry a claim; fenced code
     /// and HTML comments are never touched.
     static func removing(_ claims: [Claim], from output: String) -> (text: String, removed: [String]) {
-        guard !claims.isEmpty else { return (output, []) }
         let values = claims.compactMap { ClaimValue(claim: $0) }
-        let keys = Set(values.map(\.key))
+        guard !values.isEmpty else { return (output, []) }
+        let keys = Set(values.flatMap(\.keys))
         let names = values.compactMap { value -> [String]? in
             if case .name(let words) = value { return words }
             return nil
         }
         let bytes = Array(output.utf8)
         let units = Sentences.units(of: bytes, keepingFragments: true)
-        let carries = units.map { unit -> Bool in
-            guard unit.kind != .code else { return false }
-            let text = (unit.kind == .heading ? "# " : "") + unit.text(in: bytes)
-            return scan(text, ignoring: []).contains { found in
-                if keys.contains(found.value.key) { return true }
-                guard case .name(let words) = found.value else { return false }
-                return names.contains { words.containsRun($0) }
-            }
+        var carries = Array(repeating: false, count: units.count)
+        // The claims are found in the whole text, as `extract` finds them, and each is laid at
+        // the unit that holds its first byte.
+        for found in scan(output, ignoring: []) {
+            let matches = found.value.keys.contains { keys.contains($0) }
+                || { if case .name(let words) = found.value { names.contains { words.containsRun($0) } } else { false } }()
+            guard matches, let unit = unitIndex(holding: found.offset, in: units), units[unit].kind != .code else { continue }
+            carries[unit] = true
         }
         guard carries.contains(true) else { return (output, []) }
-        let deletions = UnitRemoval.deletions(of: carries, units: units, in: bytes)
         var kept: [UInt8] = []
         kept.reserveCapacity(bytes.count)
         var position = 0
-        for range in deletions {
+        for range in UnitRemoval.deletions(of: carries, units: units, in: bytes) {
             kept += bytes[position..<range.lowerBound]
             position = range.upperBound
         }
@@ -91,10 +90,25 @@ enum Claims {
         return (String(decoding: kept, as: UTF8.self), removed)
     }
 
+    /// The unit whose text holds byte `offset` (units are in text order and do not overlap),
+    /// else a unit of the block whose lines hold it (a claim in a list item's marker).
+    private static func unitIndex(holding offset: Int, in units: [TextUnit]) -> Int? {
+        var low = 0, high = units.count
+        while low < high {
+            let middle = (low + high) / 2
+            if units[middle].range.lowerBound <= offset { low = middle + 1 } else { high = middle }
+        }
+        if low > 0, units[low - 1].range.contains(offset) || units[low - 1].lines.contains(offset) { return low - 1 }
+        if low < units.count, units[low].lines.contains(offset) { return low }
+        return nil
+    }
+
     /// A claim found, with its value.
     struct Found {
         var claim: Claim
         var value: ClaimValue
+        /// Where it starts in the text, in UTF-8 bytes.
+        var offset: Int
     }
 
     /// Every claim of `text` in order, duplicates included.
@@ -105,17 +119,18 @@ enum Claims {
             var index = 0
             while index < chunks.count {
                 if let date = DateValue.match(chunks, at: index) {
-                    result.append(Found(claim: Claim(kind: .date, text: date.text), value: .date(date.readings)))
+                    result.append(Found(claim: Claim(kind: .date, text: date.text), value: .date(date.readings), offset: chunks[index].offset))
                     index += date.used
                 } else if chunks[index].core.contains(where: \.isNumber) {
                     for number in NumberValue.parse(chunks[index].core) {
-                        result.append(Found(claim: Claim(kind: .number, text: number.text), value: .number(number.value)))
+                        result.append(Found(claim: Claim(kind: .number, text: number.text), value: .number(number.value), offset: chunks[index].offset))
                     }
                     index += 1
                 } else if let name = NameWords.match(chunks, at: index, ignoring: ignored) {
                     if !name.words.isEmpty {
                         let text = name.words.joined(separator: " ")
-                        result.append(Found(claim: Claim(kind: .name, text: text), value: .name(ClaimValue.folded(name.words))))
+                        result.append(Found(claim: Claim(kind: .name, text: text), value: .name(ClaimValue.folded(name.words)),
+                                            offset: chunks[index].offset))
                     }
                     index += name.used
                 } else {
@@ -135,13 +150,16 @@ enum ClaimValue: Hashable {
     /// The name's words, lowercased and without accents.
     case name([String])
 
-    /// Equal for claims that say the same: the deduplication and removal key.
-    var key: String {
+    /// Equal for claims that say the same: the deduplication key (a date's first reading).
+    var key: String { keys[0] }
+
+    /// Every key the value can be met by: one, or one per reading of a date. Never empty.
+    var keys: [String] {
         switch self {
-        case .number(.value(let value)): "n:" + value
-        case .number(.identifier(let text)): "i:" + text
-        case .date(let readings): "d:" + (readings.first?.key ?? "")
-        case .name(let words): "p:" + words.joined(separator: " ")
+        case .number(.value(let value)): ["n:" + value]
+        case .number(.identifier(let text)): ["i:" + text]
+        case .date(let readings): readings.isEmpty ? ["d:"] : readings.map { "d:" + $0.key }
+        case .name(let words): ["p:" + words.joined(separator: " ")]
         }
     }
 

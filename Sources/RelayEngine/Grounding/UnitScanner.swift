@@ -96,7 +96,7 @@ struct UnitScanner {
         return index..<upper
     }
 
-    /// Where a list item's text starts: after `-`, `*`, `+` or `•` and a space, or one to nine
+    /// Where a list item's text starts: after `-`, `*`, `+` or `•` and a space, or one to three
     /// digits with `.` or `)` and a space (or nothing), and a task box (`[ ]`, `[x]`).
     private func listContent(_ start: Int, _ end: Int) -> Int? {
         var index = start
@@ -105,7 +105,8 @@ struct UnitScanner {
         } else if hasPrefix("•", at: index) {
             index += "•".utf8.count
         } else {
-            while index < end, index - start < 9, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            // Three digits at most, as `ClaimText.listMarker` reads them: "2024. A good year." is prose.
+            while index < end, index - start < 3, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > start, index < end, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ")") else { return nil }
             index += 1
             if index == end { return index }
