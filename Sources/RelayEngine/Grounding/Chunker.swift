@@ -1,7 +1,10 @@
 /// Cutting a text too long for a model's window into pieces that fit, at the most natural
 /// boundary available, so a small model reads whole paragraphs or sentences.
 enum Chunker {
-    /// `text` in chunks of at most `maxTokens` tokens (estimate: `(utf8 count + 2) / 3`, the engine's `FocusedPrompt.estimate`), cut at paragraph boundaries, else sentence boundaries, else word boundaries (never inside a UTF-8 character); concatenating the chunks gives back the whole text; one chunk when it fits.
+    /// `text` in chunks of at most `maxTokens` tokens as `FocusedPrompt.estimate` counts them
+    /// (`(utf8 count + 2) / 3`), cut at paragraph boundaries, else sentence (or Markdown unit)
+    /// boundaries, else word boundaries, and never inside a UTF-8 character. The chunks joined
+    /// are the text, byte for byte; a text that fits is one chunk.
     ///
     /// A boundary is used when it leaves the chunk at least a third full; else the latest
     /// boundary of any kind, else the last whole character. White space stays at the end of the

@@ -10,9 +10,6 @@ struct ClaimChunk {
     var inHeading: Bool
     /// Where the core starts in the text scanned, in UTF-8 bytes: which unit holds the claim.
     var offset: Int = 0
-
-    /// The chunk as written.
-    var raw: String { leading + core + trailing }
 }
 
 /// How a text is cut into lines and chunks for claim finding: Markdown markers (heading

@@ -40,7 +40,14 @@ enum Claims {
     /// forms `DateValue` reads (a month by any date of that month, a day without a year by that
     /// day of any year); a name when every word of it of two letters or more appears in a
     /// source (case and accents aside), so "Pell" and "Oksana Pell" are supported by "Oksana
-    /// Pell" and "Oksana Smith" is not. The sources are read once into sets.
+    /// Pell" and "Oksana Smith" is not. The sources are read once into sets. For example:
+    ///
+    /// ```swift
+    /// Claims.unsupported(in: "Oksana Pell paid €4,200 in 2023.",
+    ///                    sources: ["O. Pell paid 4200 euros on 2023-05-02. Oksana is her name."])   // []
+    /// Claims.unsupported(in: "Oksana Smith paid €4,300.", sources: ["Oksana Pell paid €4,200."])
+    /// // [Claim(kind: .name, text: "Oksana Smith"), Claim(kind: .number, text: "€4,300")]
+    /// ```
     static func unsupported(in output: String, sources: [String], ignoring: Set<String> = []) -> [Claim] {
         let found = scan(output, ignoring: ignoring)
         guard !found.isEmpty else { return [] }

@@ -1,7 +1,13 @@
 /// Cutting text into the units a claim lives in: sentences of prose, and the Markdown lines
 /// that are units of their own (headings, list items, table rows, quote lines, code lines).
 enum Sentences {
-    /// The sentences of `text`, verbatim (trimmed): prose split at . ! ? followed by space/newline + capital or digit, NOT inside decimals (4.2), abbreviations (e.g., i.e., Dr., Mr., Mrs., Ms., St., No., vs., etc., Inc., Ltd., a.m., p.m., initials "J. R. Tolkien"), URLs or file names; every Markdown heading, list item, table row and blank-line-separated paragraph boundary also ends a unit. Units shorter than 3 characters or only punctuation are dropped.
+    /// The sentences of `text`, verbatim (trimmed). Prose is split at `.` `!` `?` followed by
+    /// white space and a capital or a digit — not inside decimals (4.2), after abbreviations
+    /// (e.g., i.e., Dr., Mr., Mrs., Ms., St., No. before a number, vs., etc., Inc., Ltd., a.m.,
+    /// p.m.), initials ("J. R. Tolkien"), in URLs or file names. Every Markdown heading, list
+    /// item, table row, quote line, code line and blank-line paragraph boundary also ends a unit.
+    /// Units shorter than 3 characters or only punctuation are dropped; HTML comments (the
+    /// engine's turn markers), fences and rules are no units.
     ///
     /// For example, `"# Tea\n\nDr. Pell paid 4.20 euros. It was cold!\n- Oksana"` gives
     /// `["Tea", "Dr. Pell paid 4.20 euros.", "It was cold!", "Oksana"]` (a heading or list
