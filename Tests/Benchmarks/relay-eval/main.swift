@@ -1122,9 +1122,10 @@ final class Harness {
             result.summary = summary
             result.score = Scorer.summary(summary, source: source, facts: document.facts, roster: roster)
             documents.append(result)
+            savePartial(config, documents, [], started: started)
             let score = result.score!
-            log(String(format: "[%@] doc %-12@ %@ recall %d/%d%@  length %5.2f  precision %@  %6.1f s  %6d tokens",
-                       config, document.id, result.state == "finished" ? "" : "(\(result.state)) ",
+            log(String(format: "[%@] doc %@ %@recall %d/%d%@  length %5.2f  precision %@  %6.1f s  %6d tokens",
+                       config, pad(document.id, 13), result.state == "finished" ? "" : "(\(result.state)) ",
                        score.factsFound.filter { $0 }.count, document.facts.count, score.overLong ? " (over-long: 0)" : "",
                        score.lengthRatio, percent(score.precision.precision), seconds, state.tokens))
         }
@@ -1139,12 +1140,14 @@ final class Harness {
             let result = try ask(question, workspace: workspace, scratch: scratch, runs: runs, sources: answerSources, roster: roster)
             questions.append(result)
             logQuestion(config, result)
+            savePartial(config, documents, questions, started: started)
         }
         for chat in selected(tasks.chats, id: \.id) {
             for result in try converse(chat, workspace: workspace, scratch: scratch, runs: runs, sources: answerSources, roster: roster) {
                 questions.append(result)
                 logQuestion(config, result)
             }
+            savePartial(config, documents, questions, started: started)
         }
         watch.stop()
         if !options.keep { try? FileManager.default.removeItem(atPath: workspace) }
@@ -1152,9 +1155,18 @@ final class Harness {
                             totals: totals(documents, questions, seconds: now() - started))
     }
 
+    /// What a configuration has so far, written after every task: a run cut short still leaves its figures.
+    func savePartial(_ config: String, _ documents: [DocumentResult], _ questions: [QuestionResult], started: Double) {
+        let partial = ConfigResult(config: config, workspace: outRoot + "/" + config, documents: documents, questions: questions,
+                                   totals: totals(documents, questions, seconds: now() - started))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try? encoder.encode(partial).write(to: URL(fileURLWithPath: outRoot + "/partial-\(config).json"))
+    }
+
     func logQuestion(_ config: String, _ result: QuestionResult) {
         let answer = result.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
-        log(String(format: "[%@] ask %-22@ %-9@ precision %@  %6.1f s  %6d tokens  %@", config, result.id, result.score.verdict.rawValue,
+        log(String(format: "[%@] ask %@ %@ precision %@  %6.1f s  %6d tokens  %@", config, pad(result.id, 22), pad(result.score.verdict.rawValue, 9),
                    percent(result.score.precision.precision), result.seconds, result.tokens, String(answer.prefix(70))))
     }
 
@@ -1222,6 +1234,8 @@ final class Harness {
         return results
     }
 }
+
+func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text : text + String(repeating: " ", count: width - text.count) }
 
 func percent(_ value: Double?) -> String {
     guard let value else { return "  n/a" }
@@ -1483,6 +1497,14 @@ func main() -> Int32 {
         }
         let outRoot = URL(fileURLWithPath: options.out ?? ".build/eval/\(options.model)").standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: outRoot, withIntermediateDirectories: true)
+        // One eval per results folder: a second would remove the first one's workspaces under it.
+        let lockFD = open(outRoot + "/.eval-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: outRoot + "/.eval-lock", encoding: .utf8)) ?? "?"
+            throw EvalError("another relay-eval (pid \(holder.trimmingCharacters(in: .whitespacesAndNewlines))) is using \(outRoot); wait for it, or give another --model label")
+        }
+        _ = ftruncate(lockFD, 0)
+        _ = "\(getpid())\n".withCString { pwrite(lockFD, $0, strlen($0), 0) }
         // Say which model answers, before minutes of work.
         var environment = ProcessInfo.processInfo.environment
         if let url = options.url { environment["RELAY_MODEL_URL"] = url }
