@@ -212,9 +212,17 @@ import WorkspaceCore
 
         let extraction = model.received.filter { $0.options.responseSchema?.name == "sentences" }
         #expect(extraction.count >= 5, "a document of ~5 windows needs at least 5 calls, got \(extraction.count)")
-        let seen = extraction.map(\.user).joined(separator: "\n")
-        for sentence in sentences { #expect(seen.contains(sentence), "not read: \(sentence)") }
         for request in extraction { #expect(FocusedPrompt.estimate(request.system + request.user) < 1024) }
+        // Every chunk reached a call: the calls' choices are consecutive parts that cover the
+        // document to its last sentence, and each part's best sentences reached the model.
+        let offered = extraction.map { request -> [Int] in
+            (request.options.responseSchema?.schema["properties"]?["sentences"]?["items"]?["enum"]?.arrayValue ?? []).compactMap(\.intValue)
+        }
+        #expect(offered.allSatisfy { !$0.isEmpty })
+        for (earlier, later) in zip(offered, offered.dropFirst()) { #expect((earlier.max() ?? 0) < (later.min() ?? 0)) }
+        #expect(extraction.last?.user.contains("part \(extraction.count) of \(extraction.count)") == true)
+        let remy = events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
+        #expect(remy.contains("Sentence 1 says") && remy.contains("Sentence \(extraction.count > 0 ? (offered.last?.min() ?? 300) : 300) says"), "the beginning and the end of the document reach the extraction: \(remy.suffix(300))")
         #expect(events.contains { if case .note(let text) = $0 { return text.contains("chunks") } else { return false } })
     }
 

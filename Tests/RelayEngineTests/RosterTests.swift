@@ -34,12 +34,16 @@ import WorkspaceCore
     @Test func theTemplateRosterIsValid() throws {
         let file = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" })
         let roster = try Roster.parse(file.bytes, file: "AgentConfiguration.json")
-        #expect(roster.agents.map(\.name) == ["Paige", "Remy", "Wren", "Vera"])
+        #expect(roster.agents.map(\.name) == ["Remy", "Wren", "Vera"])
+        #expect(roster.agents.map(\.extract) == [.lines, .answer, .verdict])
+        #expect(roster.agents.last?.isReviewer == true)
         let config = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "relay.json" })
         let relays = try RelayConfiguration.parse(config.bytes, file: "relay.json")
         #expect(relays.relays.map(\.name) == ["chat", "research"])
         #expect(relays.relay(named: "research")?.overrides["writer"]?.output == DeclaredOutput(.write, "Research/{name}/summary.md"))
         #expect(relays.relay(named: "chat")?.input == .chat)
+        #expect(relays.relay(named: "research")?.overrides["researcher"]?.extract == .sentences)
+        #expect(relays.relay(named: "research")?.overrides["researcher"]?.output == DeclaredOutput(.context, "Research"))
     }
 
     @Test func errorsNameTheFileTheLineTheAgentAndTheField() {

@@ -93,6 +93,11 @@ public enum Extraction: String, Sendable, Codable, CaseIterable {
     case lines
     /// A reviewer's verdict: approved, or a revision for a named earlier agent.
     case verdict
+    /// The answer among the values (numbers, dates, names) of the previous agent's lines that
+    /// fit the question, rendered with the line it comes from; for a dropped file, the
+    /// sentence that says what the file is, followed by the previous agent's key sentences.
+    /// With nothing to choose from, the agent writes freely.
+    case answer
 }
 
 /// The tools an agent can be given. Every path goes through the workspace's sandbox.

@@ -17,7 +17,8 @@ extension RunExecutor {
     /// The most lines an answer's extraction may choose.
     static let mostLines = 3
 
-    func runExtraction(_ step: Int, agent: AgentDefinition, kind: Extraction, requestedBy: AgentDefinition?, revisionRequest: String?) async throws -> AgentMessage {
+    func runExtraction(_ step: Int, agent: AgentDefinition, kind: Extraction, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
+                       revisionRequest: String?) async throws -> AgentMessage {
         let restored = recorded.steps[step] != nil
         let info = AgentInfo(agent)
         let budget = agent.tokenBudget ?? manifest.contextTokens
@@ -30,6 +31,8 @@ extension RunExecutor {
             text = try await extractSentences(step, agent: agent, budget: budget, restored: restored, tally: &tally, cuts: &cuts)
         case .lines:
             text = try await extractLines(step, agent: agent, budget: budget, restored: restored, tally: &tally)
+        case .answer:
+            text = try await chooseAnswer(step, agent: agent, part: part, budget: budget, restored: restored, tally: &tally)
         case .verdict:
             text = ""
         }
@@ -86,10 +89,24 @@ extension RunExecutor {
         let room = max(200, budget - 200 - 48 - FocusedPrompt.estimate(system) - FocusedPrompt.estimate(lead) - 60)
         let groups = Self.groups(of: sentences, tokens: room)
         var chosen: [Int] = []
+        let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] })
         for (index, group) in groups.enumerated() {
             let part = groups.count > 1 ? ", part \(index + 1) of \(groups.count)" : ""
+            // The engine ranks the sentences by the checkable facts they carry (numbers, dates,
+            // names) and offers the model the best of them, best first: a 135M model's own
+            // choice among all sentences is close to random.
+            let ranked = Self.ranked(group, sentences: sentences, ignoring: ignoring)
+            let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
+            let allowance = Double(groupCharacters) * Self.extractionShare
+            var fitting: [Int] = []
+            var used = 0
+            for number in ranked where fitting.isEmpty || Double(used + sentences[number].count) <= allowance {
+                fitting.append(number)
+                used += sentences[number].count
+            }
+            let offered = Array(ranked.prefix(max(fitting.count, min(ranked.count, fitting.count * 3 / 2 + 1))))
             var numbered: [String] = []
-            for number in group {
+            for number in offered {
                 var sentence = sentences[number]
                 if FocusedPrompt.estimate(sentence) > room {
                     let (kept, cut) = FocusedPrompt.fit(sentence, tokens: room - 20, what: "sentence \(number + 1)", budget: budget)
@@ -98,22 +115,25 @@ extension RunExecutor {
                 }
                 numbered.append("[\(number + 1)] \(sentence)")
             }
-            let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
-            let most = max(1, min(group.count, Int((Double(group.count) * Self.extractionShare).rounded(.up))))
-            let user = lead + "[Document\(where_)\(part) — numbered sentences]:\n" + numbered.joined(separator: "\n")
+            let most = fitting.count
+            let user = lead + "[Document\(where_)\(part) — its sentences with the most facts, numbered]:\n" + numbered.joined(separator: "\n")
                 + "\n\nChoose the sentences that hold this part's key facts (at most \(most))."
             var options = ModelOptions(maxTokens: 16 + most * 6)
-            options.responseSchema = ResponseSchema(name: "sentences", schema: Self.choiceSchema(key: "sentences", numbers: group.map { $0 + 1 }, most: most))
+            options.responseSchema = ResponseSchema(name: "sentences", schema: Self.choiceSchema(key: "sentences", numbers: offered.map { $0 + 1 }, most: most))
             let answer = try await modelCall("\(step)/\(index)", step: step, agent: agent,
                                              request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
             tally.add(answer)
-            // The engine, not the model, keeps the summary short: picks beyond the share are dropped.
+            // The model's choices first, then the engine's ranking, within the share: the
+            // engine, not the model, keeps the summary short.
             var kept = 0
-            for number in Self.choices(in: answer.reply.text, key: "sentences", allowed: Set(group.map { $0 + 1 })) {
-                let length = sentences[number - 1].count
-                if kept > 0, Double(kept + length) > Double(groupCharacters) * Self.extractionShare { continue }
+            var taken: Set<Int> = []
+            for number in Self.choices(in: answer.reply.text, key: "sentences", allowed: Set(offered.map { $0 + 1 })).map({ $0 - 1 }) + fitting
+            where !taken.contains(number) {
+                let length = sentences[number].count
+                if kept > 0, Double(kept + length) > allowance { continue }
                 kept += length
-                chosen.append(number)
+                taken.insert(number)
+                chosen.append(number + 1)
             }
         }
         if groups.count > 1 { cuts.append("read \(document.count) characters in \(groups.count) chunks, one model call each") }
@@ -125,6 +145,18 @@ extension RunExecutor {
         You read a document as numbered sentences and choose the ones a reader must keep: \
         names, numbers, dates, amounts, decisions, results. Reply only with JSON: {"sentences": [numbers]}.
         """
+
+    /// A group's sentence numbers (0-based), best first: most distinct numbers, dates and names,
+    /// then the earlier; sentences with none come last.
+    static func ranked(_ group: [Int], sentences: [String], ignoring: Set<String>) -> [Int] {
+        let scored = group.map { number -> (Int, Int) in
+            let claims = Claims.extract(from: sentences[number], ignoring: ignoring)
+            // A heading names the document or a section: useful once, not a fact.
+            let heading = sentences[number].hasPrefix("#")
+            return (number, heading ? min(1, claims.count) : claims.count)
+        }
+        return scored.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.map(\.0)
+    }
 
     /// Consecutive sentence numbers (0-based) in groups that fit `tokens`.
     static func groups(of sentences: [String], tokens: Int) -> [[Int]] {

@@ -22,7 +22,7 @@ extension RunExecutor {
     /// What the check found in `message` and what to do about it; nil when everything is
     /// supported (or the agent's text is not checked: a reviewer's verdict, an extraction).
     func groundingCheck(of message: AgentMessage, agent: AgentDefinition, inputs: [String], step: Int, alreadyRevised: Bool) -> GroundingOutcome? {
-        guard agent.isGrounded, agent.extract == nil || agent.extract == .verdict, !inputs.isEmpty else { return nil }
+        guard agent.isGrounded, !chose.contains(agent.id), !inputs.isEmpty else { return nil }
         let text = message.text
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay", "REVISION", "APPROVED"])

@@ -98,6 +98,8 @@ final class RunExecutor: @unchecked Sendable {
     private var messages: [AgentMessage] = []
     private var filesWritten: [String] = []
     var revisionsUsed = 0
+    /// Agents whose latest answer was chosen from the sources (a revision would choose the same).
+    var chose: Set<String> = []
 
     init(manifest: RunManifest, workspace: Workspace, mode: Mode, recorded: RecordedRun, journal: RunJournalWriter?,
          models: ModelProvider?, source: Workspace? = nil, logger: Logger, emit: @escaping @Sendable (RelayEvent) -> Void) {
@@ -206,10 +208,12 @@ final class RunExecutor: @unchecked Sendable {
     /// One agent's fresh session: the focused prompt, tool rounds, the answer.
     private func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
                          revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision], [String]) {
-        if let extraction = agent.extract, extraction != .verdict {
-            let message = try await runExtraction(step, agent: agent, kind: extraction, requestedBy: requestedBy, revisionRequest: revisionRequest)
+        if let extraction = agent.extract, extraction != .verdict, extraction != .answer || hasAnswerChoices(agent, part: part) {
+            let message = try await runExtraction(step, agent: agent, kind: extraction, part: part, requestedBy: requestedBy, revisionRequest: revisionRequest)
+            chose.insert(agent.id)
             return (message, [], [])
         }
+        chose.remove(agent.id)
         let restored = recorded.steps[step] != nil
         let budget = agent.tokenBudget ?? manifest.contextTokens
         var tools = agent.allowedTools
@@ -247,7 +251,7 @@ final class RunExecutor: @unchecked Sendable {
             var options = ModelOptions(maxTokens: replyTokens)
             if agent.extract == .verdict {
                 // Extractions are chosen from the sources: asking for one again gives the same choice.
-                let revisable = agents.filter { $0.id != agent.id && outputs[$0.id] != nil && $0.extract == nil }.map(\.name)
+                let revisable = agents.filter { $0.id != agent.id && outputs[$0.id] != nil && !chose.contains($0.id) }.map(\.name)
                 options.responseSchema = ResponseSchema(name: "verdict", schema: Self.verdictSchema(revisable: revisable))
                 options.maxTokens = min(replyTokens, 160)
             }

@@ -1,0 +1,94 @@
+import Foundation
+import LanguageModels
+
+/// `"extract": "answer"`: the answering agent chooses, under a JSON schema, among what the
+/// engine found — a value of the previous agent's lines that fits the question, or for a dropped
+/// file the sentence that says what it is — and the engine writes the answer with its source.
+/// With nothing to choose from (a question the workspace says nothing about), the agent writes
+/// freely and the grounding check reads what it wrote.
+extension RunExecutor {
+    /// A line the previous agent handed on: "- text (path:line)".
+    struct SourcedLine {
+        var text: String
+        var source: String?
+    }
+
+    static func sourcedLines(in text: String) -> [SourcedLine] {
+        text.split(separator: "\n").compactMap { raw in
+            var line = raw.trimmingCharacters(in: .whitespaces)
+            guard line.hasPrefix("- ") else { return nil }
+            line = String(line.dropFirst(2))
+            if line.hasSuffix(")"), let open = line.range(of: " (", options: .backwards) {
+                let source = String(line[open.upperBound..<line.index(before: line.endIndex)])
+                if source.contains(":"), !source.contains(" ") {
+                    return SourcedLine(text: String(line[..<open.lowerBound]), source: source)
+                }
+            }
+            return SourcedLine(text: line, source: nil)
+        }
+    }
+
+    private var ignoredNames: Set<String> { Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]) }
+
+    /// Whether an `answer` agent has something to choose from in this step.
+    func hasAnswerChoices(_ agent: AgentDefinition, part: FocusedPrompt.Part) -> Bool {
+        guard case .relay(let previous?) = part, !previous.text.hasPrefix("Not found") else { return false }
+        if let document = manifest.document { return !Sentences.split(document).isEmpty }
+        let lines = Self.sourcedLines(in: previous.text).map(\.text)
+        return !AnswerCandidates.candidates(for: manifest.request, in: lines, ignoring: ignoredNames).isEmpty
+    }
+
+    func chooseAnswer(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
+        guard case .relay(let previous?) = part else { return "" }
+        if let document = manifest.document {
+            return try await chooseOverview(step, agent: agent, document: document, previous: previous, budget: budget, restored: restored, tally: &tally)
+        }
+        let lines = Self.sourcedLines(in: previous.text)
+        let candidates = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames)
+        guard !candidates.isEmpty else { return "" }
+        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
+        let options = candidates.map(\.text)
+        let user = prompt.user + "\n\nWhich of these answers the request: " + options.map { "“\($0)”" }.joined(separator: ", ") + "?"
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"answer": "…"}, the value from the notes that answers the request."#
+        var modelOptions = ModelOptions(maxTokens: 48)
+        modelOptions.responseSchema = ResponseSchema(name: "answer", schema: [
+            "type": "object", "properties": ["answer": ["type": "string", "enum": .array(options.map { .string($0) })]],
+            "required": ["answer"], "additionalProperties": false,
+        ])
+        let answer = try await modelCall("\(step)/0", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: modelOptions), quiet: restored, streams: false)
+        tally.add(answer)
+        let chosenText = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
+        let chosen = candidates.first { $0.text == chosenText } ?? candidates[0]
+        let line = lines[chosen.line]
+        return "\(chosen.text) — “\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
+    }
+
+    /// The opening sentences a document's "what it is" can be chosen from.
+    static let overviewChoices = 5
+
+    private func chooseOverview(_ step: Int, agent: AgentDefinition, document: String, previous: (name: String, text: String), budget: Int,
+                                restored: Bool, tally: inout Tally) async throws -> String {
+        let taken = Set(Self.sourcedLines(in: previous.text).map(\.text))
+        let opening = Sentences.split(document).map(Self.bare).filter { !$0.isEmpty && !taken.contains($0) }.prefix(Self.overviewChoices)
+        guard !opening.isEmpty else { return previous.text }
+        let numbered = opening.enumerated().map { "[\($0.offset + 1)] \(FocusedPrompt.fit($0.element, tokens: 120, what: "the sentence", budget: budget).0)" }
+        let path = manifest.triggerPath ?? "the file"
+        let user = "[User Request]:\n\(requestLead)\n\n[The opening of \(path), numbered]:\n" + numbered.joined(separator: "\n")
+            + "\n\n[Previous Agent — \(previous.name)]:\n" + FocusedPrompt.fit(previous.text, tokens: budget / 3, what: "\(previous.name)'s output", budget: budget).0
+            + "\n\nWhich numbered sentence best says what \(path) is?"
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"overview": number}, the sentence that best says what the document is."#
+        var options = ModelOptions(maxTokens: 16)
+        options.responseSchema = ResponseSchema(name: "overview", schema: [
+            "type": "object", "properties": ["overview": ["type": "integer", "enum": .array((1...opening.count).map { .number(Double($0)) })]],
+            "required": ["overview"], "additionalProperties": false,
+        ])
+        let answer = try await modelCall("\(step)/0", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
+        tally.add(answer)
+        let number = Self.choices(in: answer.reply.text, key: "overview", allowed: Set(1...opening.count)).first
+            ?? (try? JSONValue(parsing: answer.reply.text))?["overview"]?.intValue ?? 1
+        let overview = Array(opening)[max(0, min(opening.count, number) - 1)]
+        return overview + "\n\n" + previous.text
+    }
+}
