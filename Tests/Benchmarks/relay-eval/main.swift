@@ -1508,9 +1508,10 @@ func main() -> Int32 {
         // Say which model answers, before minutes of work.
         var environment = ProcessInfo.processInfo.environment
         if let url = options.url { environment["RELAY_MODEL_URL"] = url }
-        let (doctorStatus, doctor) = try run([relay, "doctor"], environment: environment, scratch: outRoot, timeout: 60)
+        let (doctorStatus, doctor) = try run([relay, "doctor"], environment: environment, scratch: outRoot, timeout: 240)
         print(doctor.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard doctorStatus == 0 else { throw EvalError("the model server does not answer (relay doctor exited \(doctorStatus)); start it (make model) or pass --url") }
+        if doctorStatus == 1 { throw EvalError("the model server does not answer (relay doctor exited 1); start it (make model) or pass --url") }
+        if doctorStatus != 0 { print("(relay doctor exited \(doctorStatus); going on: a busy server answers slowly)") }
         let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: relay, outRoot: outRoot)
         let started = now()
         var configs: [ConfigResult] = []
