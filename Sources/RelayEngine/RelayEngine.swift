@@ -156,7 +156,49 @@ public struct RelayEngine: Sendable {
         if let exchange = manifest.previousExchange { query += "\n" + exchange.message }
         // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
         let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
-        return WorkspaceSearch(workspace: workspace).lines(matching: query, limit: count, excluding: excluded)
+        let found = WorkspaceSearch(workspace: workspace).lines(matching: query, limit: count, excluding: excluded)
+        var files: [String: [String]] = [:]
+        return found.map { line in
+            var line = line
+            if files[line.path] == nil { files[line.path] = (try? workspace.read(line.path)).map { String(decoding: $0, as: UTF8.self).components(separatedBy: "\n") } ?? [] }
+            line.text = Self.sentences(around: line.line, in: files[line.path] ?? []) ?? line.text
+            return line
+        }
+    }
+
+    /// The whole sentences a line of a hard-wrapped paragraph belongs to (a line of prose cut at
+    /// 80 columns is half a sentence), without a list marker; nil when the line stands alone.
+    static func sentences(around number: Int, in lines: [String]) -> String? {
+        let index = number - 1
+        guard lines.indices.contains(index) else { return nil }
+        func prose(_ line: String) -> Bool {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ") && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--")
+        }
+        guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
+        var start = index, end = index
+        while start > 0, prose(lines[start - 1]) { start -= 1 }
+        while end + 1 < lines.count, prose(lines[end + 1]) { end += 1 }
+        guard start < end else { return nil }
+        var offset = 0, lineStart = 0, lineEnd = 0
+        var joined = ""
+        for position in start...end {
+            let piece = lines[position].trimmingCharacters(in: .whitespaces)
+            if position == index { lineStart = offset; lineEnd = offset + piece.count }
+            joined += (joined.isEmpty ? "" : " ") + piece
+            offset = joined.count + 1
+        }
+        var kept: [String] = []
+        var cursor = joined.startIndex
+        for sentence in Sentences.split(joined) {
+            guard let found = joined.range(of: sentence, range: cursor..<joined.endIndex) else { continue }
+            cursor = found.upperBound
+            let from = joined.distance(from: joined.startIndex, to: found.lowerBound), to = joined.distance(from: joined.startIndex, to: found.upperBound)
+            if to > lineStart, from < lineEnd { kept.append(sentence) }
+        }
+        let text = kept.joined(separator: " ")
+        guard !text.isEmpty else { return nil }
+        return text.count > 600 ? String(text.prefix(600)) + "…" : text
     }
 
     private func requestLead(_ manifest: RunManifest) -> String {

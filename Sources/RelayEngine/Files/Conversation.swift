@@ -190,7 +190,7 @@ enum Conversation {
         if !finished {
             lines.append("_… the relay is still working …_")
             lines.append("")
-        } else if let answer = RunExecutor.answer(of: messages, agents: manifest.runningAgents), answer.step != messages.last?.step {
+        } else if manifest.source != .file, let answer = RunExecutor.answer(of: messages, agents: manifest.runningAgents), answer.step != messages.last?.step {
             // The turn ends with its answer, not with a verdict or an earlier agent's revision.
             lines.append("### 💬 Answer · \(answer.agent.label)")
             lines.append("")

@@ -7,7 +7,7 @@ import Foundation
 /// of the section move to an index file (`Research/index.md`), which search still reads.
 enum KnowledgeSection {
     /// The most characters of facts one line holds.
-    static let lineLimit = 320
+    static let lineLimit = 420
 
     /// `text` (an agent's bullets or sentences) as one line about `name`, linking `link`.
     static func line(name: String, link: String, text: String) -> String {
@@ -16,16 +16,17 @@ enum KnowledgeSection {
             while let first = line.first, "-*#>".contains(first) { line = String(line.dropFirst()).trimmingCharacters(in: .whitespaces) }
             return line
         }.filter { !$0.isEmpty && !$0.hasPrefix("_(") }
-        var facts = ""
-        for piece in pieces {
-            let joined = facts.isEmpty ? piece : facts + " " + piece
-            if joined.count <= lineLimit {
-                facts = joined
-            } else {
-                if facts.isEmpty { facts = cut(piece, to: lineLimit) }
-                break
-            }
+        // The pieces with the most facts per character first, then shown in their own order.
+        let density = pieces.map { Double(Claims.extract(from: $0).count) / Double(max(1, $0.count)) }
+        let order = pieces.indices.sorted { density[$0] != density[$1] ? density[$0] > density[$1] : $0 < $1 }
+        var kept: Set<Int> = []
+        var length = 0
+        for index in order where length + pieces[index].count + 1 <= lineLimit {
+            kept.insert(index)
+            length += pieces[index].count + 1
         }
+        var facts = pieces.indices.filter(kept.contains).map { pieces[$0] }.joined(separator: " ")
+        if facts.isEmpty, let first = pieces.first { facts = cut(first, to: lineLimit) }
         return "- [\(name)](\(link)): \(facts)"
     }
 

@@ -62,8 +62,11 @@ struct WorkspaceSearch {
     }
 
     /// How much a file's lines count, or nil when it is not searched: `context.md`, Markdown
-    /// and text under `Journal/` and `Research/` count fully, `Chats/*.md` half; a README,
+    /// and text under `Journal/` and `Research/` count fully, `Chats/*.md` half,
+    /// `Journal/agent/` a quarter; a README,
     /// anything hidden and everything else not at all.
+    static let agentJournalWeight = 0.25
+
     static func weight(of path: String) -> Double? {
         let components = path.split(separator: "/")
         guard let name = components.last?.lowercased(), !components.contains(where: { $0.hasPrefix(".") }),
@@ -71,6 +74,9 @@ struct WorkspaceSearch {
         if path == "context.md" { return 1 }
         let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown")
         switch components.first {
+        // The agents' journal is mostly Relay's own log of runs ("10:07 research on …"): it
+        // names every file it worked on, so it would outrank the files themselves.
+        case "Journal" where components.count > 1 && components[1] == "agent": return textual ? agentJournalWeight : nil
         case "Journal", "Research": return textual ? 1 : nil
         case "Chats": return components.count == 2 && name.hasSuffix(".md") ? chatWeight : nil
         default: return nil

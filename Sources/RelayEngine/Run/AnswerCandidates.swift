@@ -9,7 +9,11 @@ import Foundation
 /// (measured on SmolLM2: 1 right of 4 among unordered options), so the engine puts its best
 /// guess first and the model's choice can only move away from it to another real value.
 enum AnswerCandidates {
-    enum Asked: Equatable { case name, date, number, any }
+    enum Asked: Equatable {
+        case name, date, number, any
+        /// "Why …?", "How do …?": the answer is a line, not a value in it.
+        case reason
+    }
 
     /// What kind of value `question` asks for.
     static func asked(by question: String) -> Asked {
@@ -24,6 +28,9 @@ enum AnswerCandidates {
         if text.contains(" when ") || text.contains(" what date ") || text.contains(" which date ") || text.contains(" what day ")
             || text.contains(" which day ") || text.contains(" by when ") || text.contains(" what year ") {
             return .date
+        }
+        if text.hasPrefix(" why ") || text.contains(" why ") || text.hasPrefix(" how ") || text.contains(" what reason ") {
+            return .reason
         }
         if text.contains(" who ") || text.contains(" whom ") || text.contains(" whose ") || text.contains(" which company ")
             || text.contains(" which firm ") || text.contains(" what company ") || text.contains(" which book ") || text.contains(" what book ")
@@ -58,7 +65,7 @@ enum AnswerCandidates {
                 case .name: fits = claim.kind == .name
                 case .date: fits = claim.kind == .date || (claim.kind == .number && isYear(claim.text))
                 case .number: fits = claim.kind == .number && !isYear(claim.text)
-                case .any: fits = true
+                case .any, .reason: fits = true
                 }
                 scored.append((Candidate(text: claim.text, line: index), index, distance(of: claim.text, to: questionTerms, in: line), fits))
             }

@@ -35,6 +35,7 @@ extension RunExecutor {
         guard case .relay(let previous?) = part, !previous.text.hasPrefix("Not found") else { return false }
         if let document = manifest.document { return !Sentences.split(document).isEmpty }
         let lines = Self.sourcedLines(in: previous.text).map(\.text)
+        if AnswerCandidates.asked(by: manifest.request) == .reason { return !lines.isEmpty }
         return !AnswerCandidates.candidates(for: manifest.request, in: lines, ignoring: ignoredNames).isEmpty
     }
 
@@ -44,6 +45,10 @@ extension RunExecutor {
             return try await chooseOverview(step, agent: agent, document: document, previous: previous, budget: budget, restored: restored, tally: &tally)
         }
         let lines = Self.sourcedLines(in: previous.text)
+        if AnswerCandidates.asked(by: manifest.request) == .reason, let line = lines.first {
+            // A reason is a sentence, not a value: the line the previous agent put first.
+            return "“\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
+        }
         let candidates = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames)
         guard !candidates.isEmpty else { return "" }
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))

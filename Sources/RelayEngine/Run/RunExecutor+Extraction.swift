@@ -95,7 +95,10 @@ extension RunExecutor {
             // The engine ranks the sentences by the checkable facts they carry (numbers, dates,
             // names) and offers the model the best of them, best first: a 135M model's own
             // choice among all sentences is close to random.
-            let ranked = Self.ranked(group, sentences: sentences, ignoring: ignoring)
+            let scored = Self.ranked(group, sentences: sentences, ignoring: ignoring)
+            // Sentences without a single fact (a bare heading, "Summary") are offered only when
+            // the part has nothing else.
+            let ranked = scored.filter { $0.score > 0 }.isEmpty ? scored.map(\.number) : scored.filter { $0.score > 0 }.map(\.number)
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
             let allowance = Double(groupCharacters) * Self.extractionShare
             var fitting: [Int] = []
@@ -146,16 +149,34 @@ extension RunExecutor {
         names, numbers, dates, amounts, decisions, results. Reply only with JSON: {"sentences": [numbers]}.
         """
 
-    /// A group's sentence numbers (0-based), best first: most distinct numbers, dates and names,
-    /// then the earlier; sentences with none come last.
-    static func ranked(_ group: [Int], sentences: [String], ignoring: Set<String>) -> [Int] {
-        let scored = group.map { number -> (Int, Int) in
-            let claims = Claims.extract(from: sentences[number], ignoring: ignoring)
-            // A heading names the document or a section: useful once, not a fact.
-            let heading = sentences[number].hasPrefix("#")
-            return (number, heading ? min(1, claims.count) : claims.count)
+    /// A group's sentence numbers (0-based), best first, with the value each added: greedily,
+    /// the sentence whose numbers and dates (2 each) and names (1 each) are not yet covered by
+    /// the sentences before it — so five sentences naming the same company do not crowd out the
+    /// one with the price. Fragments (a bare heading, "FOR IMMEDIATE RELEASE") count only their
+    /// numbers and dates.
+    static func ranked(_ group: [Int], sentences: [String], ignoring: Set<String>) -> [(number: Int, score: Int)] {
+        let claims = group.map { number -> [Claim] in
+            let sentence = sentences[number]
+            let found = Claims.extract(from: sentence, ignoring: ignoring)
+            let words = sentence.split(whereSeparator: { $0.isWhitespace }).count
+            let fragment = sentence.hasPrefix("#") || words < 5 || sentence == sentence.uppercased()
+            return fragment ? found.filter { $0.kind != .name } : found
         }
-        return scored.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.map(\.0)
+        func weight(_ claim: Claim) -> Int { claim.kind == .name ? 1 : 2 }
+        var covered: Set<String> = []
+        var left = Array(group.indices)
+        var result: [(number: Int, score: Int)] = []
+        while !left.isEmpty {
+            var best = 0, bestGain = -1
+            for (position, index) in left.enumerated() {
+                let gain = claims[index].filter { !covered.contains($0.text.lowercased()) }.reduce(0) { $0 + weight($1) }
+                if gain > bestGain { best = position; bestGain = gain }
+            }
+            let index = left.remove(at: best)
+            for claim in claims[index] { covered.insert(claim.text.lowercased()) }
+            result.append((group[index], bestGain))
+        }
+        return result
     }
 
     /// Consecutive sentence numbers (0-based) in groups that fit `tokens`.
@@ -179,7 +200,9 @@ extension RunExecutor {
 
     /// A sentence without its Markdown list or heading marker, for a bullet of its own.
     static func bare(_ sentence: String) -> String {
-        var text = Substring(sentence.trimmingCharacters(in: .whitespaces))
+        // A hard-wrapped paragraph's sentence is one line in a bullet.
+        let flat = sentence.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        var text = Substring(flat.trimmingCharacters(in: .whitespaces))
         while let first = text.first, "#*->".contains(first) { text = text.dropFirst() }
         if let dot = text.firstIndex(where: { !$0.isNumber }), dot != text.startIndex, [".", ")"].contains(text[dot]) {
             text = text[text.index(after: dot)...]

@@ -623,9 +623,9 @@ final class RunExecutor: @unchecked Sendable {
         }
     }
 
-    /// context.md's size budget in bytes: half the window at three bytes a token, so that
-    /// with it in every prompt there is room for the work.
-    static func contextBudget(_ contextTokens: Int) -> Int { contextTokens * 3 / 2 }
+    /// context.md's size budget in bytes: about half the window (at four bytes a token). Each
+    /// prompt gets what fits of it; search reaches all of it.
+    static func contextBudget(_ contextTokens: Int) -> Int { contextTokens * 2 }
 
     /// A knowledge line in context.md through the coordinated update (a person's edit made
     /// meanwhile is kept); the oldest lines past the budget go to `Research/index.md`, after it.
