@@ -399,18 +399,43 @@ enum Claims {
 
     /// Scores `output` against `sources`. `roster` is the vocabulary of the agents (names, ids,
     /// prompts, requests): never a name.
+    /// Capitalised words seen inside a sentence (not as its first word), lower case.
+    static func capitalisedInside(_ texts: [String]) -> Set<String> {
+        var set = Set<String>()
+        for text in texts {
+            for sentence in sentences(text) {
+                for (index, raw) in Text.matches(sentence, token).enumerated() where index > 0 && raw.first?.isUppercase == true {
+                    set.insert(clean(raw).lowercased())
+                }
+            }
+        }
+        return set
+    }
+
+    /// Whether a capitalised word is never a name: a common or roster word (also before an
+    /// apostrophe: "You've", "Wren's"), or the output's own lower-case word.
+    static func ordinary(_ lower: String, roster: Set<String>, outputLower: Set<String>) -> Bool {
+        if lower.count < 2 { return true }  // an initial, "A", "I"
+        if commonWords.contains(lower) || roster.contains(lower) || outputLower.contains(lower) { return true }
+        if let apostrophe = lower.firstIndex(where: { $0 == "'" || $0 == "’" }) {
+            let stem = String(lower[..<apostrophe])
+            if commonWords.contains(stem) || roster.contains(stem) || stem.count < 2 { return true }
+        }
+        return lower.split(separator: "-").allSatisfy { commonWords.contains(String($0)) || roster.contains(String($0)) }
+    }
+
     static func score(_ output: String, sources: [String], roster: Set<String>) -> Result {
         let source = sources.joined(separator: "\n")
         let sourceWords = words(source)
         let sourceLower = lowerCaseWords(source)
         let sourceNumbers = sourceNumbers(source)
         let outputLower = lowerCaseWords(output)
+        let knownCapitalised = capitalisedInside(sources + [output])
         var supported = 0, counted = 0
         var unsupported: [String] = []
         for sentence in sentences(output) {
-            var first = true
-            for raw in Text.matches(sentence, token) {
-                defer { first = false }
+            let tokens = Text.matches(sentence, token)
+            for (index, raw) in tokens.enumerated() {
                 if raw.first?.isNumber == true {
                     for number in numbers(in: raw) {
                         counted += 1
@@ -421,11 +446,16 @@ enum Claims {
                 guard raw.first?.isUppercase == true else { continue }
                 let word = clean(raw)
                 let lower = word.lowercased()
-                // A lone capital is an initial, "A" or "I".
-                if lower.count < 2 { continue }
-                if commonWords.contains(lower) || roster.contains(lower) || outputLower.contains(lower) { continue }
-                if lower.split(separator: "-").allSatisfy({ commonWords.contains(String($0)) || roster.contains(String($0)) }) { continue }
-                if first && sourceLower.contains(lower) { continue }
+                if ordinary(lower, roster: roster, outputLower: outputLower) { continue }
+                if index == 0 {
+                    // A sentence's first word is capitalised anyway: it counts as a name only when
+                    // the sources do not use it in lower case and it is seen capitalised inside a
+                    // sentence somewhere, or a name follows it ("Marcus Whitfield leads it").
+                    if sourceLower.contains(lower) { continue }
+                    let next = index + 1 < tokens.count ? tokens[index + 1] : ""
+                    let nameFollows = next.first?.isUppercase == true && !ordinary(clean(next).lowercased(), roster: roster, outputLower: outputLower)
+                    if !knownCapitalised.contains(lower) && !nameFollows { continue }
+                }
                 counted += 1
                 let parts = lower.split(separator: "-").map(String.init)
                 if sourceWords.contains(lower) || parts.allSatisfy({ sourceWords.contains($0) }) {
@@ -777,6 +807,10 @@ struct ConfigResult: Codable, Sendable {
     var documents: [DocumentResult]
     var questions: [QuestionResult]
     var totals: Totals
+    /// What the scores were computed against, so `--report --rescore` can score the same texts
+    /// again with a changed scorer: the roster's vocabulary and the sources of the answers.
+    var rosterWords: [String]? = nil
+    var answerSources: [String]? = nil
 }
 
 struct EvalResults: Codable, Sendable {
@@ -842,11 +876,15 @@ struct Options {
     var tasksDir: String?
     var out: String?
     var selfTest = false
+    /// Print the tables of earlier results (results.json or partial-CONFIG.json files) and exit.
+    var reports: [String] = []
+    var rescore = false
 
     static let usage = """
         usage: relay-eval [--model NAME] [--url URL] [--configs relay,solo] [--tasks id,id] [--keep]
                           [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
                relay-eval --self-test
+               relay-eval --report FILE [FILE…] [--rescore] [--json PATH]
           --model NAME      a label for the model (results go to .build/eval/NAME/); default smollm2
           --url URL         the model server (sets RELAY_MODEL_URL for every relay process)
           --configs LIST    which configurations to run: relay (the template), solo (one plain agent)
@@ -857,6 +895,8 @@ struct Options {
           --relay PATH      the relay binary (default: the one next to relay-eval)
           --tasks-dir DIR   the task set (default: Tests/Eval)
           --self-test       check the scorer on made-up texts and exit
+          --report FILE…    print the tables of earlier results (results.json, partial-CONFIG.json) and exit;
+                            with --rescore, score their texts again with this scorer; with --json, write them merged
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -880,6 +920,10 @@ struct Options {
             case "--tasks-dir": options.tasksDir = try value()
             case "--out": options.out = try value()
             case "--self-test": options.selfTest = true
+            case "--rescore": options.rescore = true
+            case "--report":
+                options.reports.append(try value())
+                while index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") { index += 1; options.reports.append(arguments[index]) }
             case "-h", "--help": print(usage); exit(0)
             default: throw EvalError("unknown option \(arguments[index])\n\(usage)")
             }
@@ -969,6 +1013,8 @@ final class Harness {
     let relay: String
     let outRoot: String
     var environment: [String: String]
+    private var currentRoster: Set<String> = []
+    private var currentSources: [String] = []
 
     init(options: Options, tasks: TaskSet, tasksDir: String, relay: String, outRoot: String) {
         self.options = options
@@ -1080,6 +1126,8 @@ final class Harness {
         var answerSources: [String] = try tasks.journal.map { try read($0) }
         answerSources.append((try? String(contentsOfFile: workspace + "/context.md", encoding: .utf8)) ?? "")
         answerSources += try tasks.documents.map { try sourceText($0) }
+        currentRoster = roster
+        currentSources = answerSources
 
         let watchLog = outRoot + "/\(config)-watch.log"
         let watch = try Child([relay, "watch", "-w", workspace], environment: environment, stdout: watchLog, stderr: watchLog)
@@ -1152,13 +1200,15 @@ final class Harness {
         watch.stop()
         if !options.keep { try? FileManager.default.removeItem(atPath: workspace) }
         return ConfigResult(config: config, workspace: workspace, documents: documents, questions: questions,
-                            totals: totals(documents, questions, seconds: now() - started))
+                            totals: totals(documents, questions, seconds: now() - started),
+                            rosterWords: roster.sorted(), answerSources: answerSources)
     }
 
     /// What a configuration has so far, written after every task: a run cut short still leaves its figures.
     func savePartial(_ config: String, _ documents: [DocumentResult], _ questions: [QuestionResult], started: Double) {
         let partial = ConfigResult(config: config, workspace: outRoot + "/" + config, documents: documents, questions: questions,
-                                   totals: totals(documents, questions, seconds: now() - started))
+                                   totals: totals(documents, questions, seconds: now() - started),
+                                   rosterWords: currentRoster.sorted(), answerSources: currentSources)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try? encoder.encode(partial).write(to: URL(fileURLWithPath: outRoot + "/partial-\(config).json"))
@@ -1240,6 +1290,43 @@ func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text : 
 func percent(_ value: Double?) -> String {
     guard let value else { return "  n/a" }
     return String(format: "%4.0f%%", value * 100)
+}
+
+// MARK: - Scoring stored outputs again
+
+/// Scores the stored summaries and answers of a result again with this scorer (after a change
+/// of the scorer or of the key facts); seconds and tokens stay as measured.
+func rescore(_ result: ConfigResult, tasks: TaskSet, harness: Harness) throws -> ConfigResult {
+    var result = result
+    let roster = result.rosterWords.map(Set.init) ?? harness.rosterWords(result.workspace)
+    var sources = result.answerSources ?? []
+    if sources.isEmpty {
+        sources = try tasks.journal.map { try harness.read($0) } + tasks.context.flatMap(\.lines) + tasks.documents.map { try harness.sourceText($0) }
+        if let context = try? String(contentsOfFile: result.workspace + "/context.md", encoding: .utf8) { sources.append(context) }
+    }
+    for index in result.documents.indices {
+        guard let task = tasks.documents.first(where: { $0.id == result.documents[index].id }) else { continue }
+        result.documents[index].score = Scorer.summary(result.documents[index].summary, source: try harness.sourceText(task), facts: task.facts, roster: roster)
+        if result.documents[index].factsInContext.count != task.facts.count {
+            result.documents[index].factsInContext = [Bool](repeating: false, count: task.facts.count)
+        }
+    }
+    for index in result.questions.indices {
+        let id = result.questions[index].id
+        var accept: [[String]]?
+        var asked = [result.questions[index].question]
+        if let question = tasks.questions.first(where: { $0.id == id }) {
+            accept = question.accept
+        } else if let hash = id.lastIndex(of: "#"), let chat = tasks.chats.first(where: { $0.id == String(id[..<hash]) }),
+                  let turn = Int(id[id.index(after: hash)...]), turn >= 1, turn <= chat.turns.count {
+            accept = chat.turns[turn - 1].accept
+            asked = chat.turns.prefix(turn).map(\.question)
+        }
+        guard let accept else { continue }
+        result.questions[index].score = Scorer.answer(result.questions[index].answer, accept: accept, sources: sources + asked, roster: roster)
+    }
+    result.totals = totals(result.documents, result.questions, seconds: result.totals.totalSeconds)
+    return result
 }
 
 // MARK: - Report
@@ -1388,6 +1475,12 @@ func selfTest(_ options: Options) -> Bool {
         """, sources: [source], roster: roster)
     check(plain.precision == 1, "list numbering, headings, sentence starters, paths and agents' names are not claims (\(plain.unsupported))")
     check(Claims.score("4,200 visitors and 7 residents came.", sources: [source], roster: roster).precision == 1, "number formats and number words in the source")
+    let starters = Claims.score("Extracting the key facts: the cost is 4.2 million crowns. You've got Oksana Pell.", sources: [source], roster: roster)
+    check(starters.precision == 1, "ordinary sentence starters are not names (\(starters.unsupported))")
+    let initialName = Claims.score("Marcus Whitfield leads it. Oksana Pell does not.", sources: [source], roster: roster)
+    check(initialName.unsupported == ["Marcus", "Whitfield"], "a name that starts a sentence is still a name (\(initialName.unsupported))")
+    let known = Claims.score("Whitfield leads it, says the report. The report thanks Whitfield.", sources: [source], roster: roster)
+    check(known.unsupported == ["Whitfield", "Whitfield"], "a first word seen capitalised inside a sentence is a name (\(known.unsupported))")
     check(Claims.score("The cost was 4200000 crowns.", sources: [source], roster: roster).precision == 1, "4.2 million = 4200000")
 
     // Answers.
@@ -1487,6 +1580,33 @@ func main() -> Int32 {
     do {
         let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
         if options.selfTest { return selfTest(options) ? 0 : 1 }
+        if !options.reports.isEmpty {
+            var configs: [ConfigResult] = []
+            for path in options.reports {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                if let results = try? JSONDecoder().decode(EvalResults.self, from: data) {
+                    configs += results.configs
+                } else {
+                    configs.append(try JSONDecoder().decode(ConfigResult.self, from: data))
+                }
+            }
+            if options.rescore {
+                let (tasksDir, _) = try locate(options, needRelay: false)
+                let tasks = try JSONDecoder().decode(TaskSet.self, from: Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json")))
+                let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: "", outRoot: "")
+                configs = try configs.map { try rescore($0, tasks: tasks, harness: harness) }
+            }
+            for config in configs { print(report(config)) }
+            print(ratioReport(ratios(configs), configs))
+            if let path = options.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                let merged = EvalResults(model: options.model, url: nil, date: ISO8601DateFormatter().string(from: Date()), commit: nil,
+                                         tasks: ["from " + options.reports.joined(separator: ", ")], configs: configs, ratios: ratios(configs))
+                try encoder.encode(merged).write(to: URL(fileURLWithPath: path))
+            }
+            return 0
+        }
         let (tasksDir, relay) = try locate(options)
         let data = try Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json"))
         let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
