@@ -1,6 +1,7 @@
 # Relay — build, test, benchmark, install.
-# `make` builds; `make test` runs the whole suite; `make demo` shows the workspace primitives
-# on a fresh workspace (a relay turn on the local model, a dropped file, replay, sync);
+# `make` builds; `make test` runs the whole suite; `make demo` runs the main job on a fresh
+# workspace (relays of agents on the local model, a dropped file, replay, sync); `make eval`
+# scores the agents (docs/eval.md);
 # `make bench` prints speed ratios against peers.
 # `make model` builds and starts the local model server (llama.cpp + SmolLM2); `make model-stop`.
 
@@ -51,21 +52,28 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# What exists today: the workspace, its safe primitives and sync (the relay of agents is the
-# next issue). Runs on a fresh workspace each time.
+# The main job on the embedded default (SmolLM2-135M on llama-server): a relay of agents answers
+# from a person's notes, summarises a dropped file into Research/ and context.md, answers a
+# question about it, replays a run offline and syncs with a second replica. Runs on a fresh
+# workspace each time.
 demo: deps build model
 	@set -e; R="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/relay"; W="$(DEMO_DIR)"; rm -rf "$$W" "$$W-2"; \
 	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
 	step "relay init: a workspace from the template"; "$$R" init "$$W"; \
-	step "relay ask: the template's four agents answer on the local model (SmolLM2-135M: expect tiny-model answers)"; \
-	"$$R" ask -w "$$W" "What should I pack for a day hike in March?"; \
+	step "a person's note in Journal/user/, then relay ask: Remy finds the line, Wren answers from it, Vera checks"; \
+	printf '# Sunday\n\n- Bought a new kettle and oat milk.\n- Our new neighbour is called Thessaly Marchbank; she keeps bees.\n- The plumber comes on Friday at 9.\n' > "$$W/Journal/user/2026-11-22.md"; \
+	sed -n '3,5p' "$$W/Journal/user/2026-11-22.md"; \
+	"$$R" ask -w "$$W" "What is our new neighbour called?"; \
 	step "relay runs: what each agent took"; RUN=$$(ls "$$W/.relay/runs" | tail -1); "$$R" runs -w "$$W" "$$RUN"; \
 	step "relay watch: drop a file in Research/ and the research relay summarises it"; \
 	"$$R" watch -w "$$W" 2>"$$W.watch.log" & WATCH=$$!; sleep 2; \
-	printf '# Tea\n\nGreen tea is steamed or pan-fired soon after picking. Black tea is rolled and left to oxidise first.\n' > "$$W/Research/tea.md"; \
+	printf '# Tea\n\nTea comes from one plant, Camellia sinensis, and the kinds differ in how the leaves are treated after picking.\nGreen tea is steamed or pan-fired soon after picking, which stops it from oxidising; Japanese sencha is steamed for 30 to 60 seconds.\nBlack tea is rolled and left to oxidise fully before it is dried, which gives it its dark colour.\nOolong sits in between: it is oxidised for only part of the way.\nMost people find that green tea tastes best brewed at about 80 degrees, and black tea just off the boil.\n' > "$$W/Research/.tea.md.tmp" && mv "$$W/Research/.tea.md.tmp" "$$W/Research/tea.md"; \
 	printf 'waiting for Research/tea/summary.md '; for i in $$(seq 1 600); do [ -f "$$W/Research/tea/summary.md" ] && break; printf .; sleep 1; done; echo; \
-	kill $$WATCH; wait $$WATCH 2>/dev/null || true; \
+	sleep 2; kill $$WATCH; wait $$WATCH 2>/dev/null || true; \
 	cat "$$W/Research/tea/summary.md" 2>/dev/null || { echo "no summary; the daemon's log:"; tail -20 "$$W.watch.log"; }; \
+	step "context.md learned it (## Research)"; grep -A3 '^## Research' "$$W/context.md" | grep '^- ' || true; \
+	step "relay ask about the dropped file: the answer comes from what the workspace learned"; \
+	"$$R" ask -w "$$W" "How long is sencha steamed?"; \
 	step "relay replay: the first run again, offline, from its journal: the same files byte for byte"; \
 	"$$R" replay -w "$$W" "$$RUN"; \
 	step "relay sync with a second replica: both edit context.md, the edits merge"; \
@@ -74,7 +82,7 @@ demo: deps build model
 	"$$R" fs update -w "$$W-2" context.md -- sed '1s/.*/# Context (edited on replica 2)/'; \
 	"$$R" sync -w "$$W" "$$W-2"; head -1 "$$W/context.md"; tail -1 "$$W/context.md"; \
 	step "relay status"; "$$R" status -w "$$W"; \
-	printf '\nThe workspace is in %s: read Chats/*.md, Research/tea/summary.md and Journal/agent/. Write a message in a new Chats/NAME.md under `relay watch` and the agents answer in it.\n' "$$W"
+	printf '\nThe workspace is in %s: read Chats/*.md, Research/tea/summary.md, context.md and Journal/agent/. Write a message in a new Chats/NAME.md under `relay watch` and the agents answer in it.\n' "$$W"
 
 bench:
 	$(SWIFT) build $(RELEASE_FLAGS) --product relay $(SWIFT_FLAGS)
