@@ -565,6 +565,19 @@ enum PDFMaker {
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
+/// The children alive (relay watch, relay ask), so that Ctrl-C or SIGTERM of the harness stops
+/// them too instead of leaving a daemon behind.
+nonisolated(unsafe) var livingChildren: [pid_t] = []
+
+func stopChildrenOnSignals() {
+    for number in [SIGINT, SIGTERM, SIGHUP] {
+        signal(number) { received in
+            for pid in livingChildren where pid > 0 { kill(pid, SIGTERM) }
+            _exit(128 + received)
+        }
+    }
+}
+
 /// A child process started with posix_spawn (standard output and error to files), polled with
 /// waitpid: Foundation's Process notices an exit only on a run loop's turn.
 final class Child {
@@ -586,7 +599,10 @@ final class Child {
         let result = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
         guard result == 0 else { throw EvalError("cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
         self.pid = pid
+        livingChildren.append(pid)
     }
+
+    private func reaped() { livingChildren.removeAll { $0 == pid } }
 
     var isRunning: Bool {
         if status != nil { return false }
@@ -594,6 +610,7 @@ final class Child {
         let r = waitpid(pid, &raw, WNOHANG)
         if r == pid {
             status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            reaped()
             return false
         }
         return r == 0
@@ -1608,6 +1625,7 @@ func main() -> Int32 {
             return 0
         }
         let (tasksDir, relay) = try locate(options)
+        stopChildrenOnSignals()
         let data = try Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json"))
         let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
         if let wanted = options.tasks {
