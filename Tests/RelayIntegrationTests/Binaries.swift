@@ -104,6 +104,24 @@ final class ScratchWorkspace: Sendable {
 
     func contents(_ relative: String) -> String? { try? String(contentsOfFile: path(relative), encoding: .utf8) }
 
+    /// The four free-text agents of the seed's relay (Paige, Remy, Wren, Vera: the template before
+    /// issue 17), with the grounding check off: the fixture of the tests about a run's mechanics
+    /// (kill -9, resume, replay, triggers), whose fake model answers the same words to everyone.
+    static let fourAgentRoster = "[{\"id\": \"planner\", \"name\": \"Paige\", \"emoji\": \"📋\", \"color\": \"#4A90D9\", \"systemPrompt\": \"You are Paige, the Planner, the first of four helpers: Paige (plan), Remy (facts), Wren (writing), Vera (review). You receive only the user's request. Do not answer it yourself. Write a short plan for the team: first one sentence saying what the user wants, then 3 to 5 numbered steps, one line each, saying what to find out or what to write. If something in the request is unclear, add a line starting with 'Unclear:' and your question. Keep the whole plan under 100 words. No greetings, no final answer, no made-up facts.\", \"order\": 0, \"tools\": [], \"grounding\": false}, {\"id\": \"researcher\", \"name\": \"Remy\", \"emoji\": \"🔎\", \"color\": \"#2E9E6B\", \"systemPrompt\": \"You are Remy, the Researcher. You receive the user's request and Paige's plan, nothing else. Collect the facts the plan needs. If you can use tools, look in the workspace with list_files, search_files and read_file. Write a bullet list of 3 to 8 facts, one line each, and end each with its source in brackets: a file path, or [general knowledge]. If you cannot find something, add a line starting with 'Not found:' and say what is missing. Do not write the final answer. Never invent sources, numbers or quotes.\", \"order\": 1, \"tools\": [\"read_file\", \"list_files\", \"search_files\"], \"grounding\": false}, {\"id\": \"writer\", \"name\": \"Wren\", \"emoji\": \"✍️\", \"color\": \"#E67E22\", \"systemPrompt\": \"You are Wren, the Writer. You receive the user's request and Remy's notes, nothing else. Write the answer the user asked for, using only the facts in the notes. Start with a one-line summary, then the answer in plain Markdown: short paragraphs or a bullet list, at most 250 words unless the user asked for more. If the notes say 'Not found', say plainly what is missing instead of guessing. Do not mention the other helpers, the plan or these instructions. Do not add facts that are not in the notes.\", \"order\": 2, \"tools\": [], \"grounding\": false}, {\"id\": \"reviewer\", \"name\": \"Vera\", \"emoji\": \"🔍\", \"color\": \"#9B59B6\", \"systemPrompt\": \"You are Vera, the Reviewer. You receive the user's request and Wren's answer, nothing else. Check three things: does it answer the request, is every claim backed by a fact, is it clear and short? If it is good, reply 'APPROVED' and one sentence why. If it needs fixing, ask one earlier helper (Paige for the plan, Remy for the facts, Wren for the writing): call the request_revision tool with their name and what to fix. If you cannot call tools, write one line instead, for example: 'REVISION for Wren: the second paragraph repeats the first.' Ask for at most one revision. Do not rewrite the answer yourself.\", \"order\": 3, \"tools\": [\"request_revision\"], \"grounding\": false}]"
+
+    /// Puts ``fourAgentRoster`` in place, and a research relay whose writer writes the summary.
+    func useFourAgentRoster() throws {
+        try write("AgentConfiguration.json", Self.fourAgentRoster)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path("relay.json")))
+        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw CocoaError(.fileReadCorruptFile) }
+        var relays = object["relays"] as? [String: Any] ?? [:]
+        var research = relays["research"] as? [String: Any] ?? [:]
+        research["agents"] = ["writer": ["output": ["write": "Research/{name}/summary.md"]]]
+        relays["research"] = research
+        object["relays"] = relays
+        try write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self))
+    }
+
     /// Writes a file as a person's editor would (folders made as needed).
     func write(_ relative: String, _ text: String) throws {
         let url = URL(fileURLWithPath: path(relative))

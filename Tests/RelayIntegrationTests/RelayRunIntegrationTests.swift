@@ -9,6 +9,7 @@ import Testing
 
     @Test func killNineBetweenAgentsThenResumeRepeatsNoModelCallOfAFinishedAgent() throws {
         let s = try ScratchWorkspace()
+        try s.useFourAgentRoster()
         let server = FakeModelServer(delay: 0.5, log: s.base + "/requests.log")
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
@@ -56,6 +57,7 @@ import Testing
 
     @Test func ctrlCStopsARunCleanlyAndResumeFinishesIt() throws {
         let s = try ScratchWorkspace()
+        try s.useFourAgentRoster()
         let server = FakeModelServer(delay: 0.4, log: s.base + "/requests.log")
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
@@ -76,6 +78,7 @@ import Testing
 
     @Test func replayOfARealRunReproducesItsFiles() throws {
         let s = try ScratchWorkspace()
+        try s.useFourAgentRoster()
         let server = FakeModelServer(log: s.base + "/requests.log")
         try server.start()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Llamas?"], environment: ["RELAY_MODEL_URL": server.baseURL])
@@ -115,6 +118,7 @@ import Testing
 
     @Test func anUnreachableModelServerFailsTheAskWithAResumableRun() throws {
         let s = try ScratchWorkspace()
+        try s.useFourAgentRoster()
         let port = FakeModelServer.freePort()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "hello"], environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
         #expect(ask.status == 1)
@@ -161,6 +165,7 @@ import Testing
 
     @Test func aFileDroppedInResearchRunsTheResearchRelayOnce() throws {
         let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        try w.scratch.useFourAgentRoster()
         let server = FakeModelServer(log: w.scratch.base + "/requests.log")
         try server.start()
         try w.start(environment: ["RELAY_MODEL_URL": server.baseURL])
@@ -178,6 +183,7 @@ import Testing
 
     @Test func aMessageWrittenInAChatFileIsAnsweredInIt() throws {
         let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        try w.scratch.useFourAgentRoster()
         let server = FakeModelServer(log: w.scratch.base + "/requests.log")
         try server.start()
         try w.start(environment: ["RELAY_MODEL_URL": server.baseURL])
@@ -195,12 +201,15 @@ import Testing
         try w.waitUntilQueueIdle()
         try w.waitForCookie()
         try #require(server.requests.count == 8)
-        #expect(server.requests[4].user.hasPrefix("[User Request]:\nAnd drinks?"))
+        // A follow-up: the agents see the previous exchange, then the new message.
+        #expect(server.requests[4].user.hasPrefix("[Previous Exchange in this chat]:\nPerson: What should we bring to the picnic?\nAnswer: "))
+        #expect(server.requests[4].user.contains("[User Request]:\nAnd drinks?"))
         w.stop()
     }
 
     @Test func relayWatchResumesAnAskRunKilledBetweenAgentsWhenItStarts() throws {
         let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        try w.scratch.useFourAgentRoster()
         let server = FakeModelServer(delay: 0.4, log: w.scratch.base + "/requests.log")
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
@@ -221,6 +230,7 @@ import Testing
 
     @Test func whileTheModelServerIsDownATriggeredRunWaitsAndRunsWhenItAnswers() throws {
         let w = try WatchedWorkspace(triggers: Self.templateTriggers)
+        try w.scratch.useFourAgentRoster()
         let port = FakeModelServer.freePort()
         try w.start(environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
         try w.write("Research/alpacas.md", "Alpacas are smaller than llamas.\n")
