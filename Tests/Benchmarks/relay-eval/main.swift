@@ -707,12 +707,35 @@ struct RunFolder {
                 state.message = object["message"] as? String
             default: break
             }
+            // A failed or interrupted run that goes on (the daemon resumes it once the model
+            // answers again) is not over: only a last record ends it.
+            if !["finished", "failed", "interrupted"].contains(type) { state.end = nil }
         }
         return state
     }
 
-    /// Waits for a new run (not in `known`) that `matches`, then for its journal to end.
-    func waitForRun(known: Set<String>, timeout: Double, matches: (RunInfo) -> Bool) -> (RunInfo?, JournalState, Double, Bool) {
+    var daemonLog: String { workspace + "/.relay/log/watch.log" }
+
+    /// The size of the daemon's log now: where to look for what it says next.
+    func daemonLogOffset() -> UInt64 {
+        ((try? FileManager.default.attributesOfItem(atPath: daemonLog))?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// Whether the daemon has said, since `offset`, that it is done with the trigger of `path`.
+    func daemonFinished(_ path: String, since offset: UInt64) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: daemonLog) else { return false }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: offset)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(separator: "\n").contains { $0.contains("trigger finished") && $0.contains("relay.path=\(path) ") }
+    }
+
+    /// Waits for a new run (not in `known`) that `matches`, then for it to end: its journal's
+    /// last record is `finished`, or `failed`/`interrupted` and the daemon says it is done with
+    /// the trigger (under `relay watch` a run that failed on a busy model server is resumed, so
+    /// `failed` alone is not the end).
+    func waitForRun(known: Set<String>, timeout: Double, path: String? = nil, logOffset: UInt64 = 0,
+                    matches: (RunInfo) -> Bool) -> (RunInfo?, JournalState, Double, Bool) {
         let start = now(), deadline = start + timeout
         var found: RunInfo?
         while now() < deadline {
@@ -721,7 +744,9 @@ struct RunFolder {
             }
             if let run = found {
                 let state = journal(run.id)
-                if state.end != nil { return (run, state, now() - start, false) }
+                if state.end == "finished" || (state.end != nil && (path == nil || daemonFinished(path!, since: logOffset))) {
+                    return (run, state, now() - start, false)
+                }
             }
             usleep(250_000)
         }
@@ -1167,8 +1192,9 @@ final class Harness {
             let target = "Research/" + name
             let known = runs.ids()
             let source = try sourceText(document)
+            let logOffset = runs.daemonLogOffset()
             try drop(try dropBytes(document), at: workspace + "/" + target, scratch: scratch)
-            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout) { $0.triggerPath == target }
+            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout, path: target, logOffset: logOffset) { $0.triggerPath == target }
             var result = DocumentResult(id: document.id, kind: document.kind, dropped: target, state: "", seconds: seconds, tokens: state.tokens,
                                         summary: "", score: nil, factsInContext: [], run: info?.id, error: nil)
             if timedOut {
@@ -1176,7 +1202,7 @@ final class Harness {
                 result.error = info == nil ? "no run started for \(target) within \(Int(options.timeout)) s" : "the run did not finish within \(Int(options.timeout)) s"
                 if let id = info?.id {
                     // Let it finish before the next drop (not timed), so it does not slow the next task.
-                    _ = runs.waitForRun(known: known, timeout: options.timeout) { $0.id == id }
+                    _ = runs.waitForRun(known: known, timeout: options.timeout, path: target, logOffset: logOffset) { $0.id == id }
                 }
             } else {
                 result.state = info?.skipped == true ? "skipped" : (state.end ?? "?")
@@ -1284,9 +1310,10 @@ final class Harness {
                 text += "\n"
             }
             text += turn.question + "\n"
+            let logOffset = runs.daemonLogOffset()
             try drop(Array(text.utf8), at: path, scratch: scratch)
             asked.append(turn.question)
-            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout) { $0.chatFile == chatFile }
+            let (info, state, seconds, timedOut) = runs.waitForRun(known: known, timeout: options.timeout, path: chatFile, logOffset: logOffset) { $0.chatFile == chatFile }
             let file = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             let answer = info.flatMap { ChatFile.lastSection(file, run: $0.id) } ?? ""
             let whole = info.map { ChatFile.wholeTurn(file, run: $0.id) } ?? ""
@@ -1296,7 +1323,7 @@ final class Harness {
                 score: Scorer.answer(answer, accept: turn.accept, sources: sources + asked, roster: roster),
                 anywhereInTurn: Text.found(turn.accept, anywhereIn: whole), run: info?.id,
                 error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message)))
-            if timedOut, let id = info?.id { _ = runs.waitForRun(known: known, timeout: options.timeout) { $0.id == id } }
+            if timedOut, let id = info?.id { _ = runs.waitForRun(known: known, timeout: options.timeout, path: chatFile, logOffset: logOffset) { $0.id == id } }
         }
         return results
     }
