@@ -243,7 +243,7 @@ import WorkspaceCore
         #expect(scratch.text("Research/bridge/summary.md")?.contains("Brindle bridge") == true)
         let context = try #require(scratch.text("context.md"))
         #expect(context.contains("## Research"))
-        #expect(context.contains("- [bridge](Research/bridge/summary.md): The Brindle bridge opened on 3 May 2026. Oksana Pell led the build."))
+        #expect(context.contains("- [bridge](Research/bridge/summary.md): The Brindle bridge opened on 3 May 2026. · Oksana Pell led the build."))
     }
 
     // MARK: Knowledge in context.md
@@ -264,7 +264,7 @@ import WorkspaceCore
         try await scratch.run(engine, manifest.id)
         let context = try #require(scratch.text("context.md"))
         #expect(context.contains("Ada prefers oolong."), "the person's edit is kept")
-        #expect(context.contains("- [tea](Research/tea/summary.md): Green tea is steamed soon after picking."), "the knowledge line is added")
+        #expect(context.contains("- [tea](Research/tea/summary.md): Green tea is steamed soon after picking. · Black tea"), "the knowledge line is added")
     }
 
     @Test func theOldestKnowledgeLinesMoveToTheIndexWhenContextOutgrowsItsBudget() {

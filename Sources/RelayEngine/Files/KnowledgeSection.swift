@@ -21,11 +21,11 @@ enum KnowledgeSection {
         let order = pieces.indices.sorted { density[$0] != density[$1] ? density[$0] > density[$1] : $0 < $1 }
         var kept: Set<Int> = []
         var length = 0
-        for index in order where length + pieces[index].count + 1 <= lineLimit {
+        for index in order where length + pieces[index].count + 3 <= lineLimit {
             kept.insert(index)
-            length += pieces[index].count + 1
+            length += pieces[index].count + 3
         }
-        var facts = pieces.indices.filter(kept.contains).map { pieces[$0] }.joined(separator: " ")
+        var facts = pieces.indices.filter(kept.contains).map { pieces[$0] }.joined(separator: " · ")
         if facts.isEmpty, let first = pieces.first { facts = cut(first, to: lineLimit) }
         return "- [\(name)](\(link)): \(facts)"
     }
