@@ -264,7 +264,7 @@ import WorkspaceCore
         try await scratch.run(engine, manifest.id)
         let context = try #require(scratch.text("context.md"))
         #expect(context.contains("Ada prefers oolong."), "the person's edit is kept")
-        #expect(context.contains("- [tea](Research/tea/summary.md): Green tea is steamed soon after picking. · Black tea"), "the knowledge line is added")
+        #expect(context.contains("- [tea](Research/tea/summary.md): Green tea is steamed soon after picking."), "the knowledge line is added")
     }
 
     @Test func theOldestKnowledgeLinesMoveToTheIndexWhenContextOutgrowsItsBudget() {
