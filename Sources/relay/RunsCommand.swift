@@ -281,6 +281,10 @@ struct AgentsCommand: AsyncParsableCommand {
                 if let output = agent.output { line += " · \(output.mode.rawValue) → \(output.path)" }
                 if let model = agent.model { line += " · model: \(model)" }
                 if let budget = agent.tokenBudget { line += " · budget: \(budget) tokens" }
+                if agent.isReviewer { line += " · reviews" }
+                if let count = agent.retrieve, count > 0 { line += " · retrieves \(count) lines" }
+                if let extract = agent.extract { line += " · chooses: \(extract.rawValue)" }
+                if !agent.isGrounded { line += " · grounding off" }
                 print(line)
                 let prompt = agent.systemPrompt.replacingOccurrences(of: "\n", with: " ")
                 print(Terminal.paint("     \(prompt.prefix(110))\(prompt.count > 110 ? "…" : "")", .dim, stream: 1))
