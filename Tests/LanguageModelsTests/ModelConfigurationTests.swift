@@ -21,7 +21,7 @@ struct ModelConfigurationTests {
         #expect(configuration.provider == .openAICompatible)
         #expect(configuration.resolvedBaseURL == "http://127.0.0.1:8080/v1")
         #expect(configuration.resolvedModel == "SmolLM2-135M-Instruct")
-        #expect(configuration.contextTokens == 4096 && configuration.temperature == 0.3 && configuration.toolMode == .auto)
+        #expect(configuration.contextTokens == 4096 && configuration.temperature == 0 && configuration.toolMode == .auto)
         #expect(configuration.resolvedToolMode == .structured, "the local default never calls tools natively")
     }
 

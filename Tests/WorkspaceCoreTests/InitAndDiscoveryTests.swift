@@ -60,15 +60,18 @@ struct InitAndDiscoveryTests {
         #expect(embedded.files == onDisk.files, "run `make template` after changing workspace-template/")
     }
 
-    @Test func theTemplateRosterIsFourAgentsInTheSeedFormatPlusToolPermissions() throws {
+    @Test func theTemplateRosterIsARelayOfThreeInTheSeedFormatPlusRelaysOptionalFields() throws {
         let roster = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" })
         let agents = try #require(try JSONSerialization.jsonObject(with: Data(roster.bytes)) as? [[String: Any]])
-        #expect(agents.count == 4)
+        #expect(agents.count == 3)
+        let seed: Set<String> = ["id", "name", "emoji", "color", "systemPrompt", "order"]
+        let optional: Set<String> = ["tools", "output", "model", "tokenBudget", "maxTokens", "role", "retrieve", "extract", "grounding"]
         for agent in agents {
-            // The seed's six fields, and only the optional "tools" on top (a seed roster loads unchanged).
-            #expect(Set(agent.keys).subtracting(["tools"]) == ["id", "name", "emoji", "color", "systemPrompt", "order"])
+            // The seed's six fields, each present, and only Relay's optional ones on top.
+            #expect(seed.isSubset(of: Set(agent.keys)))
+            #expect(Set(agent.keys).subtracting(seed).isSubset(of: optional))
         }
-        #expect(agents.compactMap { $0["order"] as? Int }.sorted() == [0, 1, 2, 3])
+        #expect(agents.compactMap { $0["order"] as? Int }.sorted() == [0, 1, 2])
         let config = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "relay.json" })
         #expect((try? JSONSerialization.jsonObject(with: Data(config.bytes))) != nil)
     }
