@@ -183,6 +183,21 @@ import WorkspaceCore
         #expect(Self.finals(events) == ["I could not find that in the workspace."])
     }
 
+    @Test func answerCandidatesFitWhatTheQuestionAsksAndLeaveOutWhatItNames() {
+        #expect(AnswerCandidates.asked(by: "Who leads the Brindle bridge build?") == .name)
+        #expect(AnswerCandidates.asked(by: "When is my dentist appointment?") == .date)
+        #expect(AnswerCandidates.asked(by: "How much does the footbridge cost?") == .number)
+        #expect(AnswerCandidates.asked(by: "Why did we choose Hallam Glazing?") == .reason)
+        let lines = ["The Brindle bridge cost 4.2 million crowns and opens on 14 March 2027.", "Oksana Pell leads the Brindle build."]
+        let who = AnswerCandidates.candidates(for: "Who leads the Brindle bridge build?", in: lines, ignoring: [])
+        #expect(who.first?.text == "Oksana Pell", "a name, not the bridge the question names: \(who)")
+        let cost = AnswerCandidates.candidates(for: "How much does the Brindle bridge cost?", in: lines, ignoring: [])
+        #expect(cost.first?.text == "4.2 million" || cost.first?.text == "4.2", "\(cost)")
+        let when = AnswerCandidates.candidates(for: "When does the Brindle bridge open?", in: lines, ignoring: [])
+        #expect(when.first?.text.contains("14 March 2027") == true, "\(when)")
+        #expect(!AnswerCandidates.holdsAnswer(to: "Who leads it?", line: "It opens on 14 March 2027.", ignoring: []))
+    }
+
     // MARK: Extraction in chunks
 
     static let summarising = """

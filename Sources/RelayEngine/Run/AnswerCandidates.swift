@@ -46,8 +46,16 @@ enum AnswerCandidates {
         var line: Int
     }
 
+    /// Whether `line` holds a value of the kind `question` asks for (any line does for a
+    /// question that asks for no particular kind).
+    static func holdsAnswer(to question: String, line: String, ignoring: Set<String>) -> Bool {
+        let asked = asked(by: question)
+        guard asked != .any, asked != .reason else { return true }
+        return !candidates(for: question, in: [line], ignoring: ignoring, fittingOnly: true).isEmpty
+    }
+
     /// The candidates in `lines` (best first) for `question`; at most `limit`.
-    static func candidates(for question: String, in lines: [String], ignoring: Set<String>, limit: Int = 8) -> [Candidate] {
+    static func candidates(for question: String, in lines: [String], ignoring: Set<String>, limit: Int = 8, fittingOnly: Bool = false) -> [Candidate] {
         let asked = asked(by: question)
         let questionTerms = Set(SearchTerms.terms(of: question))
         let questionClaims = Set(Claims.extract(from: question, ignoring: ignoring).map { $0.text.lowercased() })
@@ -71,6 +79,7 @@ enum AnswerCandidates {
             }
         }
         let fitting = scored.filter(\.fits)
+        if fittingOnly { return fitting.prefix(limit).map(\.candidate) }
         let pool = fitting.isEmpty ? scored : fitting + scored.filter { !$0.fits }
         let ranked = pool.enumerated().sorted { lhs, rhs in
             let l = lhs.element, r = rhs.element

@@ -213,8 +213,12 @@ extension RunExecutor {
     // MARK: Lines of the workspace
 
     private func extractLines(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
-        let lines = Array((manifest.retrieved ?? []).prefix(agent.retrieve ?? 0))
-        guard !lines.isEmpty else { return "Not found: no line of the workspace matches the request." }
+        let retrieved = Array((manifest.retrieved ?? []).prefix(agent.retrieve ?? 0))
+        guard !retrieved.isEmpty else { return "Not found: no line of the workspace matches the request." }
+        // A question that asks for a name, a date or a number is offered the lines that hold one.
+        let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] })
+        let holding = retrieved.filter { AnswerCandidates.holdsAnswer(to: manifest.request, line: $0.text, ignoring: ignoring) }
+        let lines = holding.isEmpty ? retrieved : holding
         var cuts: [String] = []
         let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: .relay(previous: nil), budget: budget, toolCount: 0, extras: extras)
