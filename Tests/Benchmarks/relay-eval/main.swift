@@ -938,7 +938,8 @@ struct Options {
           --tasks-dir DIR   the task set (default: Tests/Eval)
           --self-test       check the scorer on made-up texts and exit
           --report FILE…    print the tables of earlier results (results.json, partial-CONFIG.json) and exit;
-                            with --rescore, score their texts again with this scorer; with --json, write them merged
+                            with --rescore, score their texts again with this scorer; with --tasks, only those
+                            tasks of each; with --json, write them merged
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -1632,6 +1633,17 @@ func main() -> Int32 {
                     configs += results.configs
                 } else {
                     configs.append(try JSONDecoder().decode(ConfigResult.self, from: data))
+                }
+            }
+            if let wanted = options.tasks {
+                // The same subset from every result, so that the ratios compare like with like.
+                func keep(_ id: String) -> Bool { wanted.contains(id) || wanted.contains(id.split(separator: "#").first.map(String.init) ?? id) }
+                configs = configs.map { config in
+                    var config = config
+                    config.documents = config.documents.filter { keep($0.id) }
+                    config.questions = config.questions.filter { keep($0.id) }
+                    config.totals = totals(config.documents, config.questions, seconds: config.totals.totalSeconds)
+                    return config
                 }
             }
             if options.rescore {
