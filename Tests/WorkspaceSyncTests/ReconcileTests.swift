@@ -8,8 +8,8 @@ final class Replica: @unchecked Sendable {
     let workspace: Workspace
     var root: String { workspace.root }
 
-    init(_ base: String, _ name: String) throws {
-        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: WorkspaceTemplate(files: []))
+    init(_ base: String, _ name: String, template: WorkspaceTemplate = WorkspaceTemplate(files: [])) throws {
+        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: template)
         workspace.durable = false
         self.workspace = workspace
     }
