@@ -126,6 +126,10 @@ struct SyncCommand: ParsableCommand {
             print("Left alone (a file on one side, a folder of the same name on the other; rename one): "
                   + summary.clashes.joined(separator: ", "))
         }
+        if !summary.tooLargeToMerge.isEmpty {
+            print("Too large to merge line by line (one version kept in the file, the other in a conflict copy): "
+                  + summary.tooLargeToMerge.joined(separator: ", "))
+        }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
     }
 

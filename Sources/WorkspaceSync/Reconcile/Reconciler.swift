@@ -16,6 +16,10 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var actions: [String] = []
     /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
     public var refused: [String] = []
+    /// Paths both sides changed that were too large to merge line by line (past
+    /// `Options.maximumMergeBytes`, or more edits than a merge takes): both versions are kept,
+    /// one in the file and the other in a conflict copy.
+    public var tooLargeToMerge: [String] = []
     /// Paths left alone because one side has a file where the other has a folder: the file, and
     /// the other side's files under that folder. A person renames one of them.
     public var clashes: [String] = []
@@ -79,6 +83,10 @@ public final class Reconciler {
         /// The template every replica `relay init` made started from, path → bytes: a version
         /// of those paths all replicas have in common (`commonVersion`). Tests may give another.
         public var template: [String: [UInt8]] = Reconciler.builtInTemplate
+        /// A path both sides changed whose versions (or base) are larger than this is not merged
+        /// line by line, whatever its kind: one version stays in the file and the other goes to
+        /// a conflict copy, at once (`SyncSummary.tooLargeToMerge`).
+        public var maximumMergeBytes = 8 * 1024 * 1024
         public init() {}
     }
 
@@ -467,11 +475,15 @@ public final class Reconciler {
         let theirs = try b.endpoint.read(path, expected: eb!.hash)
         // The winner of whatever cannot be merged: the larger hash, the same from either side.
         let winner: ThreeWayMerge.Side = ea!.hash > eb!.hash ? .ours : .theirs
-        let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
-                                             theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
+        // Past the size cap, versions of a kind that merges are kept as a binary's would be.
+        let tooLarge = kind != .binary && max(ours.count, theirs.count, base?.count ?? 0) > options.maximumMergeBytes
+        let (merged, conflicted, beyondLimit) = tooLarge ? (winner == .ours ? ours : theirs, true, true)
+            : Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
+                         theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
         summary.merged += 1
         summary.bytes += merged.count
-        summary.actions.append("merge (\(kind.rawValue))\(conflicted ? ", conflict copy" : ""): \(path)")
+        if beyondLimit { summary.tooLargeToMerge.append(path) }
+        summary.actions.append("merge (\(kind.rawValue))\(beyondLimit ? ", too large to merge line by line" : "")\(conflicted ? ", conflict copy" : ""): \(path)")
         if conflicted { summary.conflicts += 1 }
         if options.dryRun { return }
 
@@ -536,17 +548,22 @@ public final class Reconciler {
         logger.notice("conflict: kept one version, the other is in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(copy)"])
     }
 
-    /// The merged bytes, and whether part of one side went to a conflict copy instead.
+    /// The most lines either side may have inserted or deleted (since the base) for a text merge
+    /// (the diff's time grows with N·D); past it, the two versions are kept as a binary's are.
+    static let maximumEdits = 20_000
+
+    /// The merged bytes, whether part of one side went to a conflict copy instead, and whether
+    /// that was because the edits were past `maximumEdits`.
     static func merge(path: String, base: [UInt8]?, ours: [UInt8], oursReplica: String, theirs: [UInt8], theirsReplica: String,
-                      winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool) {
+                      winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool, Bool) {
         let winnerBytes = winner == .ours ? ours : theirs
         let kind = kind ?? MergeKind.of(path)
         if kind == .transcript, let merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) {
-            return (merged.bytes, merged.conflicts > 0)
+            return (merged.bytes, merged.conflicts > 0, false)
         }
         guard kind != .binary, kind != .transcript,
               let ourText = String(validating: ours, as: UTF8.self), let theirText = String(validating: theirs, as: UTF8.self) else {
-            return (winnerBytes, true)
+            return (winnerBytes, true, false)
         }
         var baseText = base.flatMap { String(validating: $0, as: UTF8.self) } ?? ""
         if kind == .journal && base == nil {
@@ -556,18 +573,19 @@ public final class Reconciler {
         }
         if kind == .journal,
            let merged = JournalMerge.merge(base: baseText, ours: ourText, oursReplica: oursReplica, theirs: theirText, theirsReplica: theirsReplica) {
-            return (Array(merged.utf8), false)
+            return (Array(merged.utf8), false, false)
         }
-        let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: winner)
+        guard let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: winner,
+                                               maximumEdits: maximumEdits) else { return (winnerBytes, true, true) }
         if result.conflicts > 0, kind == .journal,
            let union = JournalMerge.merge(base: commonLinePrefix(ourText, theirText), ours: ourText, oursReplica: oursReplica,
                                           theirs: theirText, theirsReplica: theirsReplica) {
             // A journal whose sides, measured from the base, overlap — a line one side took out
             // (a delete that lost to an edit, a correction) next to the other's new entries — but
             // which both only added to since the lines they share: every entry of both, no copy.
-            return (Array(union.utf8), false)
+            return (Array(union.utf8), false, false)
         }
-        return (Array(result.text.utf8), result.conflicts > 0)
+        return (Array(result.text.utf8), result.conflicts > 0, false)
     }
 
     static func commonLinePrefix(_ a: String, _ b: String) -> String {
