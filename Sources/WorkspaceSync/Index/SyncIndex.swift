@@ -144,7 +144,6 @@ public final class SyncIndex {
                 seq INTEGER NOT NULL, PRIMARY KEY (peer, path));
             CREATE TABLE IF NOT EXISTS synced (peer TEXT PRIMARY KEY, mark TEXT NOT NULL, mine INTEGER NOT NULL, theirs INTEGER NOT NULL);
             """)
-        try createHeldVersions(database)
         let columns = try database.prepare("PRAGMA table_info(files)").rows([]) { $0.text(1) }
         if !columns.contains("seq") {
             try database.execute("ALTER TABLE files ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
@@ -181,6 +180,8 @@ public final class SyncIndex {
             }
             try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('digest', ?1)").run([.integer(Int64(bitPattern: sum))])
         }
+        // After the columns above: the triggers name `seq`.
+        try createHeldVersions(database)
         try database.execute("PRAGMA user_version = \(format)")
     }
 

@@ -150,6 +150,8 @@ struct GreedySearch {
     /// The matching line pairs of the script, in order; nil past `maximumEdits`.
     mutating func matches(maximumEdits: Int) -> [(Int, Int)]? {
         if n == 0 || m == 0 { return [] }
+        // No line in common (a file rewritten): whatever the path, nothing matches.
+        if Set(a).isDisjoint(with: b) { return n + m > maximumEdits ? nil : [] }
         var v = [Int](repeating: 0, count: width)
         hold(width)
         // V of each d, d + 1 entries each (the diagonals of d's parity), while within budget.
