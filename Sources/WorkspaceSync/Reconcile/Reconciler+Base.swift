@@ -32,8 +32,7 @@ extension Reconciler {
     ///    copied workspace had when `relay init --new-replica` made it a replica of its own);
     /// 3. the newest version both have held (each side's order by its sequence, ranks summed,
     ///    so either side running the sync picks the same), the template's bytes the oldest.
-    func commonVersion(_ path: String, _ a: Side, _ b: Side, _ ea: SyncIndex.Entry, _ eb: SyncIndex.Entry,
-                       kind: MergeKind) throws -> CommonVersion {
+    func commonVersion(_ path: String, _ a: Side, _ b: Side, _ ea: SyncIndex.Entry, _ eb: SyncIndex.Entry) throws -> CommonVersion {
         let vectored = try vectoredBases(path, a, b, ea.vector, eb.vector)
         let pairBase = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
         if !vectored.isEmpty {

@@ -464,7 +464,7 @@ public final class Reconciler {
 
         let kind = options.mergeRules.kind(of: path)
         let base: [UInt8]?
-        switch try commonVersion(path, a, b, ea!, eb!, kind: kind) {
+        switch try commonVersion(path, a, b, ea!, eb!) {
         case .behind(let sideA):
             // One side still has a version the other had and moved past: it only catches up.
             if sideA { try catchUp(path, from: &b, to: &a, vector: vector, &summary) } else { try catchUp(path, from: &a, to: &b, vector: vector, &summary) }
