@@ -94,7 +94,7 @@ struct SyncCommand: ParsableCommand {
         if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
         settings.mergeRules = try MergeRules.load(from: local)
         let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)
-        let summary: SyncSummary
+        var summary: SyncSummary
         do {
             summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         } catch let error as SyncError {
@@ -108,10 +108,9 @@ struct SyncCommand: ParsableCommand {
             (remote as? RemoteEndpoint)?.close()
             timings.mark("closed")
         }
+        summary.startedReplica = (remote as? LocalEndpoint)?.startedReplica == true || (remote as? RemoteEndpoint)?.startedReplica == true
         if json { return try printJSON(summary) }
-        if (remote as? LocalEndpoint)?.startedReplica == true || (remote as? RemoteEndpoint)?.startedReplica == true {
-            print("Started a new replica of this workspace at \(remote.location) (replica \(remote.replica))")
-        }
+        if summary.startedReplica { print("Started a new replica of this workspace at \(remote.location) (replica \(remote.replica))") }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }
         let verb = dryRun ? "Would sync" : "Synced"
         print("\(verb) with \(remote.location): \(summary.copied) copied, \(summary.merged) merged, \(summary.deleted) deleted, "

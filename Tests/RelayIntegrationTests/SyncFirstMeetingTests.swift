@@ -150,6 +150,8 @@ struct SyncFirstMeetingTests {
         if folder == "empty" { try FileManager.default.createDirectory(atPath: pair.b, withIntermediateDirectories: true) }
         let started = try Self.relay(["sync", "-w", pair.a, pair.b])
         #expect(started.text.contains("Started a new replica"), "\(started.text)")
+        let again = try Self.sync(pair.a, pair.b)
+        #expect(!again.startedReplica && again.transferred == 0, "the next sync finds a replica in step")
         try checkStartedReplica(pair, sync: { try Self.sync(pair.a, pair.b) })
     }
 
@@ -159,8 +161,8 @@ struct SyncFirstMeetingTests {
         try Self.write(pair.a + "/Research/notes.md", (1...7).map { "line \($0)\n" }.joined())
         let ssh = try SyncTransportTests.fakeSSH(in: pair.base)
         let environment = ["RELAY_SSH": ssh]
-        let started = try Self.relay(["sync", "-w", pair.a, "--remote-relay", Binaries.relay, "desktop:" + pair.b], environment: environment)
-        #expect(started.text.contains("Started a new replica"), "\(started.text)")
+        let started = try Self.sync(pair.a, "desktop:" + pair.b, environment: environment, extra: ["--remote-relay", Binaries.relay])
+        #expect(started.startedReplica && started.copied > 0 && started.conflicts == 0, "\(started.actions)")
         try checkStartedReplica(pair, sync: {
             try Self.sync(pair.a, "desktop:" + pair.b, environment: environment, extra: ["--remote-relay", Binaries.relay])
         })

@@ -30,6 +30,9 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     /// written on either side since are looked at (see `SyncMark`); the rest are known to be
     /// the same on both.
     public var examined = 0
+    /// The peer was a missing or empty folder this sync made a new replica (set by the caller
+    /// that started it: `relay sync`).
+    public var startedReplica = false
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
