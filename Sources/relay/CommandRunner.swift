@@ -21,14 +21,16 @@ enum CommandRunner {
         }
     }
 
-    /// `relay sync-serve --stdio DIR`, exactly as `relay sync` asks for it over ssh, run without
+    /// `relay sync-serve --stdio [--start] DIR`, exactly as `relay sync` asks for it over ssh, run without
     /// the argument parser: ~2 ms of the server's start (the parser's dynamic casts scan every
     /// protocol conformance of this large binary once), and the server's start is on the path
     /// every sync over ssh waits on. Any other form goes through `run` (help, errors, options).
     static func runSyncServeDirectly(_ arguments: [String]) -> Int32? {
-        guard arguments.count == 3, arguments[0] == "sync-serve", arguments[1] == "--stdio", !arguments[2].hasPrefix("-") else { return nil }
+        let start = arguments.count == 4 && arguments[2] == "--start"
+        guard arguments.count == (start ? 4 : 3), arguments[0] == "sync-serve", arguments[1] == "--stdio",
+              !arguments[arguments.count - 1].hasPrefix("-") else { return nil }
         do {
-            try SyncServeCommand.serve(arguments[2])
+            try SyncServeCommand.serve(arguments[arguments.count - 1], start: start)
             return 0
         } catch {
             return status(for: error)

@@ -19,11 +19,13 @@ struct SyncCommand: ParsableCommand {
             PEER is another workspace folder (a USB disk, a mounted share), or [user@]host:path \
             over ssh, which runs `relay sync-serve --stdio path` there (relay must be installed on \
             that machine; --remote-relay names it if it is not on PATH). RELAY_SSH replaces the \
-            ssh command, e.g. RELAY_SSH="ssh -p 2222".
+            ssh command, e.g. RELAY_SSH="ssh -p 2222". A PEER folder that is missing or empty \
+            becomes a new replica of this workspace: it gets a replica id of its own and every \
+            file, and later syncs merge from what the two then share.
 
             Examples:
               relay sync /media/usb/notes
-              relay sync ada@desktop:notes
+              relay sync ada@desktop:notes    # a missing or empty folder there: a new replica
               relay sync --dry-run ../notes-copy
               relay sync --json /mnt/backup/notes
               relay sync --local        # fold Syncthing's conflict copies back in
@@ -60,8 +62,21 @@ struct SyncCommand: ParsableCommand {
         do {
             // Over ssh the peer is started first, and its answer read once this side has
             // refreshed: the two start up and walk their trees at the same time.
-            remote = isRemote ? try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay, waitForHello: false)
-                : try LocalEndpoint(workspace: try Workspace.open(at: peer), walkAhead: true)
+            // A missing or empty folder becomes a replica of this workspace (not in a dry run,
+            // which changes nothing): the sync fills it.
+            if isRemote {
+                remote = try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay, waitForHello: false, startReplica: !dryRun)
+            } else {
+                // One replica inside the other would sync itself into itself.
+                let absolute = URL(fileURLWithPath: peer).standardizedFileURL.resolvingSymlinksInPath().path
+                if absolute.hasPrefix(local.root + "/") || local.root.hasPrefix(absolute + "/") {
+                    throw CommandFailure(message: "\(peer) and this workspace (\(local.root)) are inside one another; a replica goes in a folder of its own", status: 2)
+                }
+                let (workspace, started) = dryRun ? (try Workspace.open(at: peer), false) : try Workspace.openOrStartReplica(at: peer)
+                let endpoint = try LocalEndpoint(workspace: workspace, walkAhead: true)
+                endpoint.startedReplica = started
+                remote = endpoint
+            }
         } catch let error as EndpointError {
             throw CommandFailure(message: error.description)
         }
@@ -79,7 +94,7 @@ struct SyncCommand: ParsableCommand {
         if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
         settings.mergeRules = try MergeRules.load(from: local)
         let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)
-        let summary: SyncSummary
+        var summary: SyncSummary
         do {
             summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         } catch let error as SyncError {
@@ -93,7 +108,9 @@ struct SyncCommand: ParsableCommand {
             (remote as? RemoteEndpoint)?.close()
             timings.mark("closed")
         }
+        summary.startedReplica = (remote as? LocalEndpoint)?.startedReplica == true || (remote as? RemoteEndpoint)?.startedReplica == true
         if json { return try printJSON(summary) }
+        if summary.startedReplica { print("Started a new replica of this workspace at \(remote.location) (replica \(remote.replica))") }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }
         let verb = dryRun ? "Would sync" : "Synced"
         print("\(verb) with \(remote.location): \(summary.copied) copied, \(summary.merged) merged, \(summary.deleted) deleted, "
@@ -107,6 +124,10 @@ struct SyncCommand: ParsableCommand {
         if !summary.clashes.isEmpty {
             print("Left alone (a file on one side, a folder of the same name on the other; rename one): "
                   + summary.clashes.joined(separator: ", "))
+        }
+        if !summary.tooLargeToMerge.isEmpty {
+            print("Too large to merge line by line (one version kept in the file, the other in a conflict copy): "
+                  + summary.tooLargeToMerge.joined(separator: ", "))
         }
         if summary.conflicts > 0 { print("See them with `relay conflicts`.") }
     }
@@ -172,23 +193,27 @@ struct SyncServeCommand: ParsableCommand {
     )
 
     @Flag(help: "Speak the sync protocol on standard input and output.") var stdio = false
+    @Flag(help: "Make a missing or empty folder a new replica first (what `relay sync` asks for).") var start = false
     @Argument(help: ArgumentHelp("The workspace to serve.", valueName: "dir")) var directory: String
 
     func validate() throws {
         if !stdio { throw ValidationError("only --stdio is supported") }
     }
 
-    func run() throws { try Self.serve(directory) }
+    func run() throws { try Self.serve(directory, start: start) }
 
     /// Serves `directory` on standard input and output (also run without the argument parser:
-    /// `CommandRunner.runSyncServeDirectly`).
-    static func serve(_ directory: String) throws {
+    /// `CommandRunner.runSyncServeDirectly`). With `start`, a missing or empty folder is made a
+    /// new replica first (`Workspace.openOrStartReplica`), and hello's answer says so.
+    static func serve(_ directory: String, start: Bool = false) throws {
         var timings = SyncTimings("sync-serve")
         timings.mark("parsed")
-        let workspace = try Workspace.open(at: NSString(string: directory).expandingTildeInPath)
+        let path = NSString(string: directory).expandingTildeInPath
+        let (workspace, started) = start ? try Workspace.openOrStartReplica(at: path) : (try Workspace.open(at: path), false)
         timings.mark("workspace opened")
         // Every sync asks for a refresh first: the walk begins while the index opens.
         let endpoint = try LocalEndpoint(workspace: workspace, walkAhead: true)
+        endpoint.startedReplica = started
         timings.mark("index opened")
         try SyncServer.serve(endpoint)
     }

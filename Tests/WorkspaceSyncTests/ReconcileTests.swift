@@ -8,8 +8,8 @@ final class Replica: @unchecked Sendable {
     let workspace: Workspace
     var root: String { workspace.root }
 
-    init(_ base: String, _ name: String) throws {
-        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: WorkspaceTemplate(files: []))
+    init(_ base: String, _ name: String, template: WorkspaceTemplate = WorkspaceTemplate(files: [])) throws {
+        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: template)
         workspace.durable = false
         self.workspace = workspace
     }
@@ -78,6 +78,55 @@ struct ReconcileScenarioTests {
         let texts = Set(a.tree().values.compactMap { String(data: $0, encoding: .utf8) })
         #expect(texts.isSuperset(of: ["laptop\n", "desktop\n"]))
     }
+    /// Past the size cap, a file both sides changed is not merged line by line: one version in
+    /// the file, the other in a conflict copy, at once, and the summary names it.
+    @Test func aFileBothSidesChangedPastTheSizeCapIsKeptWholeInAConflictCopyAndReported() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (a, b) = try pair()
+        let large = (0..<400).map { "row \($0)\n" }.joined()
+        try a.write("data/table.csv", large)
+        try sync(a, b)
+        try a.write("data/table.csv", "laptop first\n" + large)
+        try b.write("data/table.csv", large + "desktop last\n")
+        var options = Reconciler.Options()
+        options.maximumMergeBytes = 1_000
+        let summary = try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
+        #expect(summary.tooLargeToMerge == ["data/table.csv"] && summary.conflicts == 1, "\(summary.actions)")
+        #expect(summary.actions.contains { $0.contains("too large to merge line by line") })
+        #expect(a.tree() == b.tree())
+        let versions = Set(a.tree().filter { $0.key.hasPrefix("data/table") }.values.compactMap { String(data: $0, encoding: .utf8) })
+        #expect(versions == ["laptop first\n" + large, large + "desktop last\n"], "both versions kept whole")
+    }
+
+    /// Two replicas made apart, each from the same template (as `relay init` makes them): a
+    /// template file changed on one side only is copied; changed on both in different places,
+    /// merged from the template's bytes; nothing else moves.
+    @Test func replicasMadeApartFromTheSameTemplateMergeFromItsBytes() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let folder = base + "/template"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.context.write(toFile: folder + "/context.md", atomically: true, encoding: .utf8)
+        try "one\ntwo\nthree\nfour\n".write(toFile: folder + "/notes.md", atomically: true, encoding: .utf8)
+        let template = try WorkspaceTemplate.load(from: folder)
+        let a = try Replica(base, "laptop", template: template), b = try Replica(base, "desktop", template: template)
+        try a.write("context.md", Self.context + "- laptop decision\n")
+        try a.write("notes.md", "ONE\ntwo\nthree\nfour\n")
+        try b.write("notes.md", "one\ntwo\nthree\nFOUR\n")
+        var options = Reconciler.Options()
+        options.template = [:]
+        for file in template.files { options.template[file.path] = file.bytes }
+        let summary = try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
+        #expect(summary.copied == 1 && summary.merged == 1 && summary.conflicts == 0, "\(summary.actions)")
+        #expect(b.read("context.md") == Self.context + "- laptop decision\n")
+        #expect(a.read("notes.md") == "ONE\ntwo\nthree\nFOUR\n" && a.tree() == b.tree())
+        // Without the template in common, the same histories are concurrent creations.
+        let c = try Replica(base, "c", template: template), d = try Replica(base, "d", template: template)
+        try c.write("notes.md", "ONE\ntwo\nthree\nfour\n")
+        try d.write("notes.md", "one\ntwo\nthree\nFOUR\n")
+        options.template = [:]
+        #expect(try Reconciler(local: c.workspace, peer: d.workspace, options: options).run().conflicts == 1)
+    }
+
     @Test func nonOverlappingHandEditsOfContextMdMergeCleanly() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

@@ -130,6 +130,7 @@ final class CrashingEndpoint: ReplicaEndpoint {
         try fuse.tick(); try inner.setBase(peer: peer, path: path, hash: hash, vector: vector, content: content)
     }
     func mergeBases(path: String) throws -> [MergeBase] { try fuse.tick(); return try inner.mergeBases(path: path) }
+    func heldVersions(path: String) throws -> [HeldVersion] { try fuse.tick(); return try inner.heldVersions(path: path) }
     func loadObject(_ hash: String) throws -> [UInt8]? { try fuse.tick(); return try inner.loadObject(hash) }
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
         try fuse.tick(); try inner.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
@@ -180,14 +181,29 @@ final class SyncModel {
     enum Transport { case folder, protocolOrFolder }
     let transport: Transport
 
-    init(seed: UInt64, transport: Transport = .folder) throws {
+    /// Every path a file may have: the random operations' and, with a template, its files.
+    let allPaths: [String]
+
+    /// With `template`, each replica is made by `relay init` with it (the built-in template):
+    /// its files are one event every replica includes from the start.
+    init(seed: UInt64, transport: Transport = .folder, template: WorkspaceTemplate? = nil) throws {
         self.seed = seed
         self.transport = transport
         let base = FileManager.default.temporaryDirectory.path + "/relay-sync-model-" + UUID().uuidString
         self.base = base
-        replicas = try ["a", "b", "c"].map { try Replica(base, $0) }
+        replicas = try ["a", "b", "c"].map { try Replica(base, $0, template: template ?? WorkspaceTemplate(files: [])) }
         random = SeededGenerator(state: seed)
         known = Array(repeating: [:], count: 3)
+        allPaths = Array(Set(Self.paths + (template?.files.map(\.path) ?? []))).sorted()
+        for file in template?.files ?? [] {
+            let units = ModelKind(file.path).units(file.bytes) ?? []
+            let event = ModelEvent(id: events.count, path: file.path, replica: -1, step: -1, content: file.bytes, added: units,
+                                   removed: [], past: [], pureAppend: false)
+            events.append(event)
+            for r in 0..<3 { known[r][file.path] = [event.id] }
+            universe[file.path, default: []].formUnion(units)
+            log.append((file.path, "#\(event.id) the template's, on every replica"))
+        }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: base) }
@@ -272,6 +288,61 @@ final class SyncModel {
         let newUnits = kind.units(new)!
         record(r, path, step: step, content: new, added: newUnits.subtracting(oldUnits), removed: oldUnits.subtracting(newUnits),
                pureAppend: pureAppend || (old == nil && kind != .binary))
+        universe[path, default: []].formUnion(newUnits)
+    }
+
+    /// Before the replicas first meet (made apart, each by `relay init` with `template`): each
+    /// edits the template's text files only inside a region of its own — a third of the
+    /// template's lines, two untouched lines between regions — by inserting, rewriting and
+    /// deleting lines, and one of them rewrites the roster (which does not merge). No two edits
+    /// overlap, so their first meeting must make no conflict copy.
+    func editTemplateFilesApart(_ template: WorkspaceTemplate, step: inout Int) throws {
+        for file in template.files where ModelKind(file.path) == .text {
+            let templateLines = LineDiff.lines(String(decoding: file.bytes, as: UTF8.self)[...]).count
+            guard templateLines >= 13 else { continue }
+            let size = (templateLines - 4) / 3
+            for r in 0..<3 where Int.random(in: 0..<4, using: &random) > 0 {
+                let start = r * (size + 2)
+                var length = size
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let old = bytes(r, file.path) ?? []
+                    var lines = LineDiff.lines(String(decoding: old, as: UTF8.self)[...]).map(String.init)
+                    let tag = "t\(step)r\(r)"
+                    // Blank lines are left alone: a diff may align one with another blank line
+                    // outside the region.
+                    let written = (start..<(start + length)).filter { !lines[$0].trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 1 where !written.isEmpty:
+                        lines[written.randomElement(using: &random)!] = "- \(tag) rewritten\n"
+                    case 2 where written.count > 1:
+                        lines.remove(at: written.randomElement(using: &random)!)
+                        length -= 1
+                    default:
+                        lines.insert("- \(tag) inserted\n", at: start + Int.random(in: 0...length, using: &random))
+                        length += 1
+                    }
+                    try writeFile(r, file.path, Array(lines.joined().utf8), old: old, step: step, pureAppend: false)
+                    step += 1
+                }
+            }
+        }
+        // A file that does not merge, changed on one side only: the other side is behind.
+        if template.files.contains(where: { $0.path == "AgentConfiguration.json" }) {
+            let r = Int.random(in: 0..<3, using: &random)
+            let roster = Array("[{\"id\": \"planner\", \"name\": \"Paige \(step)\"}]\n".utf8)
+            try writeFile(r, "AgentConfiguration.json", roster, old: bytes(r, "AgentConfiguration.json"), step: step, pureAppend: false)
+            step += 1
+        }
+    }
+
+    /// Writes `new` at `path` on replica `r` and records the event.
+    private func writeFile(_ r: Int, _ path: String, _ new: [UInt8], old: [UInt8]?, step: Int, pureAppend: Bool) throws {
+        let kind = ModelKind(path)
+        try Data(new).write(to: URL(fileURLWithPath: replicas[r].root + "/" + path))
+        let oldUnits = old.flatMap { kind.units($0) } ?? []
+        let newUnits = kind.units(new)!
+        record(r, path, step: step, content: new, added: newUnits.subtracting(oldUnits), removed: oldUnits.subtracting(newUnits),
+               pureAppend: pureAppend)
         universe[path, default: []].formUnion(newUnits)
     }
 
@@ -373,7 +444,7 @@ final class SyncModel {
     func checkNothingTorn(_ r: Int, when: String) {
         for (path, data) in replicas[r].tree() {
             let original = ConflictNames.original(of: path) ?? path
-            guard Self.paths.contains(original) else { fail("\(when): unexpected file \(path) on replica \(r)"); continue }
+            guard allPaths.contains(original) else { fail("\(when): unexpected file \(path) on replica \(r)"); continue }
             guard let units = ModelKind(original).units(Array(data)) else {
                 fail("\(when): \(path) on replica \(r) is not a whole version (does not parse)")
                 continue
@@ -415,7 +486,7 @@ final class SyncModel {
         // After full rounds every replica knows every event.
         for r in 0..<3 { checkNothingTorn(r, when: "at the end") }
 
-        for path in Self.paths {
+        for path in allPaths {
             let history = events.filter { $0.path == path }
             guard !history.isEmpty else { continue }
             let kind = ModelKind(path)
@@ -489,10 +560,37 @@ struct SyncPropertyTests {
         try run(SyncModel(seed: seed, transport: .protocolOrFolder), " over the protocol or a folder")
     }
 
-    func run(_ model: SyncModel, _ how: String) throws {
+    /// Replicas made apart by `relay init` (the built-in template), each of which edited the
+    /// template's files before they first met, in places that do not overlap: the first
+    /// meeting converges with no conflict copy and every edit in place; then the random
+    /// histories go on, half their syncs over the protocol, and every property holds.
+    @Test(arguments: seeds.prefix(2))
+    func independentlyInitialisedReplicasThatEditedTemplateFilesBeforeFirstMeetingConvergeWithoutConflictCopies(seed: UInt64) throws {
+        let template = WorkspaceTemplate.embedded
+        let model = try SyncModel(seed: seed, transport: .protocolOrFolder, template: template)
+        var step = 0
+        try model.editTemplateFilesApart(template, step: &step)
+        let edits = model.events.filter { $0.replica >= 0 }.count
+        #expect(edits > 0, "seed \(seed): nothing was edited before the first meeting")
+        #expect(try model.converge(), "seed \(seed): the first meeting did not converge")
+        let tree = model.replicas[0].tree()
+        let copies = tree.keys.filter { ConflictNames.original(of: $0) != nil }.sorted()
+        #expect(copies.isEmpty, "seed \(seed): the first meeting made conflict copies of edits that do not overlap: \(copies)")
+        for r in 1..<3 { #expect(model.replicas[r].tree() == tree, "seed \(seed): replica \(r) differs after the first meeting") }
+        // Every line an edit added and no later edit took out is in the file.
+        for event in model.events where event.replica >= 0 {
+            let removed = model.events.filter { $0.path == event.path }.reduce(into: Set<String>()) { $0.formUnion($1.removed) }
+            let present = tree[event.path].flatMap { ModelKind(event.path).units(Array($0)) } ?? []
+            let lost = event.added.subtracting(removed).subtracting(present)
+            #expect(lost.isEmpty, "seed \(seed): \(event.path) lost \(lost.sorted().prefix(3)) at the first meeting")
+        }
+        try run(model, " after a first meeting of replicas made apart", firstStep: step)
+    }
+
+    func run(_ model: SyncModel, _ how: String, firstStep: Int = 0) throws {
         let seed = model.seed
         print("sync property run\(how): seed \(seed), \(Self.operations) operations (replay with RELAY_SOAK_SEEDS=\(seed))")
-        for step in 0..<Self.operations {
+        for step in firstStep..<(firstStep + Self.operations) {
             try model.step(step)
             if model.failures.count > 0 { break }
         }

@@ -55,6 +55,50 @@ extension Workspace {
         return (workspace, report)
     }
 
+    /// Opens the workspace at `path`, first making it a new replica when it is not one yet and
+    /// holds nothing: a missing folder (whose parent exists) or an empty one gets `.relay/` with
+    /// a new replica id and no template files — a sync fills it from the replica it starts
+    /// from (`relay sync -w A PEER`). Anything else is opened as `open(at:)` does, with its errors.
+    ///
+    /// For example:
+    /// ```swift
+    /// let (desktop, started) = try Workspace.openOrStartReplica(at: "/media/usb/notes")
+    /// ```
+    public static func openOrStartReplica(at path: String, logger: Logger = Workspace.silentLogger) throws -> (Workspace, started: Bool) {
+        if case .failure(.noSuchFileOrDirectory) = Syscall.lstat(path) {
+            let trimmed = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+            let parent = trimmed.contains("/") ? parentFolder(of: trimmed) : "."
+            guard case .success(let info) = Syscall.lstat(parent.isEmpty ? "/" : parent), FileKind(info.st_mode) == .directory else {
+                throw WorkspaceError(.notAWorkspace, "\(path): no such folder, nor a folder to make it in", path: path)
+            }
+        } else {
+            let root = try canonicalFolder(path)
+            if WorkspaceLayout.isWorkspaceRoot(root) { return (Workspace(root: root, logger: logger), false) }
+            guard try Syscall.listDirectory(root).orThrow("list", path: root).isEmpty else { return (try open(at: path, logger: logger), false) }
+        }
+        let (workspace, _) = try initialize(at: path, template: WorkspaceTemplate(files: []), logger: logger)
+        logger.info("started a new replica", metadata: ["relay.root": "\(workspace.root)"])
+        return (workspace, true)
+    }
+
+    /// Gives this workspace a new replica id (`relay init --new-replica`): a workspace copied
+    /// with its `.relay/` (`cp -a`, rsync, a backup restored next to the original) must not
+    /// share the original's, or syncs between them are refused. Returns the id it had (nil
+    /// when there was none) and the new one.
+    @discardableResult
+    public func assignNewReplicaID() throws -> (previous: String?, replicaID: String) {
+        let previous = try? replicaID()
+        let id = Self.newReplicaID()
+        let file = layout.replicaIDFile
+        let temporary = Workspace.parentFolder(of: file) + "/" + WorkspaceLayout.temporaryPrefix + "replica-" + randomSuffix()
+        try Syscall.createFile(temporary, bytes: Array((id + "\n").utf8), sync: true).orThrow("create", path: temporary)
+        defer { _ = Syscall.unlink(temporary) }  // a no-op once renamed
+        try Syscall.rename(temporary, file).orThrow("rename", path: file)
+        try syncFolder(Workspace.parentFolder(of: file))
+        logger.info("new replica id", metadata: ["relay.root": "\(root)", "relay.replica": "\(id)"])
+        return (previous, id)
+    }
+
     /// This replica's id, made by `relay init`.
     public func replicaID() throws -> String {
         guard let snapshot = try FileSnapshot.read(layout.replicaIDFile, displayPath: layout.replicaIDFile) else {

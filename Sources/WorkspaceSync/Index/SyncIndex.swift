@@ -116,8 +116,9 @@ public final class SyncIndex {
     /// The index format this code writes (`PRAGMA user_version`): 1 has sequences and the
     /// epoch, 2 merge bases with their version vectors, 3 the marks of clean syncs (`synced`),
     /// 4 each peer copy's digest and live count, and its rows indexed by sequence, 5 each row's
-    /// part of the digest and their sum (`storedDigest`).
-    static let format: Int64 = 5
+    /// part of the digest and their sum (`storedDigest`), 6 every version each path has held
+    /// (`held`, kept by triggers on `files`; see `heldVersions`).
+    static let format: Int64 = 6
 
     /// The tables, and what an index made before sequences lacks: the `seq` column (old rows
     /// get 0, below anything a peer can have seen), the counter and the epoch; and before
@@ -179,6 +180,8 @@ public final class SyncIndex {
             }
             try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('digest', ?1)").run([.integer(Int64(bitPattern: sum))])
         }
+        // After the columns above: the triggers name `seq`.
+        try createHeldVersions(database)
         try database.execute("PRAGMA user_version = \(format)")
     }
 

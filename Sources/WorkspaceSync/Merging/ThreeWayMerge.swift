@@ -19,12 +19,20 @@ public enum ThreeWayMerge {
     }
 
     public static func merge(base: String, ours: String, theirs: String, winner: Side) -> Result {
+        merge(base: base, ours: ours, theirs: theirs, winner: winner, maximumEdits: .max)!
+    }
+
+    /// `merge`, or nil when a side inserted or deleted more than `maximumEdits` lines since the
+    /// base (the diffs stop there; their time grows with the number of edits).
+    public static func merge(base: String, ours: String, theirs: String, winner: Side, maximumEdits: Int) -> Result? {
         if ours == theirs { return Result(text: ours, conflicts: 0) }
         if base == ours { return Result(text: theirs, conflicts: 0) }
         if base == theirs { return Result(text: ours, conflicts: 0) }
         let baseLines = LineDiff.lines(base[...])
-        let ourHunks = LineDiff(old: baseLines, new: LineDiff.lines(ours[...])).hunks.map { ($0, Side.ours) }
-        let theirHunks = LineDiff(old: baseLines, new: LineDiff.lines(theirs[...])).hunks.map { ($0, Side.theirs) }
+        guard let ourDiff = LineDiff(old: baseLines, new: LineDiff.lines(ours[...]), maximumEdits: maximumEdits),
+              let theirDiff = LineDiff(old: baseLines, new: LineDiff.lines(theirs[...]), maximumEdits: maximumEdits) else { return nil }
+        let ourHunks = ourDiff.hunks.map { ($0, Side.ours) }
+        let theirHunks = theirDiff.hunks.map { ($0, Side.theirs) }
         let all = (ourHunks + theirHunks).sorted {
             ($0.0.oldRange.lowerBound, $0.0.oldRange.upperBound) < ($1.0.oldRange.lowerBound, $1.0.oldRange.upperBound)
         }

@@ -16,6 +16,10 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     public var actions: [String] = []
     /// Paths the peer sent that the sandbox refuses (`..`, absolute, `.relay/`, links out).
     public var refused: [String] = []
+    /// Paths both sides changed that were too large to merge line by line (past
+    /// `Options.maximumMergeBytes`, or more edits than a merge takes): both versions are kept,
+    /// one in the file and the other in a conflict copy.
+    public var tooLargeToMerge: [String] = []
     /// Paths left alone because one side has a file where the other has a folder: the file, and
     /// the other side's files under that folder. A person renames one of them.
     public var clashes: [String] = []
@@ -26,6 +30,9 @@ public struct SyncSummary: Sendable, Codable, Equatable {
     /// written on either side since are looked at (see `SyncMark`); the rest are known to be
     /// the same on both.
     public var examined = 0
+    /// The peer was a missing or empty folder this sync made a new replica (set by the caller
+    /// that started it: `relay sync`).
+    public var startedReplica = false
     public init() {}
     public var transferred: Int { copied + merged + deleted }
 }
@@ -76,6 +83,13 @@ public final class Reconciler {
         /// memory are not freed when `run` returns — freeing two of 100,000 entries took ~50 ms —
         /// but with the process. A caller that goes on (the daemon) leaves this off.
         public var leaveIndexesForExit = false
+        /// The template every replica `relay init` made started from, path → bytes: a version
+        /// of those paths all replicas have in common (`commonVersion`). Tests may give another.
+        public var template: [String: [UInt8]] = Reconciler.builtInTemplate
+        /// A path both sides changed whose versions (or base) are larger than this is not merged
+        /// line by line, whatever its kind: one version stays in the file and the other goes to
+        /// a conflict copy, at once (`SyncSummary.tooLargeToMerge`).
+        public var maximumMergeBytes = 8 * 1024 * 1024
         public init() {}
     }
 
@@ -278,7 +292,7 @@ public final class Reconciler {
 
     private func checkDistinctReplicas() throws {
         guard local.replica != peer.replica else {
-            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Remove its .relay/replica-id and run `relay init` there")
+            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Run `relay init --new-replica` there: it takes a replica id of its own and keeps its history")
         }
     }
 
@@ -451,17 +465,28 @@ public final class Reconciler {
             return
         }
 
+        let kind = options.mergeRules.kind(of: path)
+        let base: [UInt8]?
+        switch try commonVersion(path, a, b, ea!, eb!) {
+        case .behind(let sideA):
+            // One side still has a version the other had and moved past: it only catches up.
+            if sideA { try catchUp(path, from: &b, to: &a, vector: vector, &summary) } else { try catchUp(path, from: &a, to: &b, vector: vector, &summary) }
+            return
+        case .base(let content): base = content
+        }
         let ours = try a.endpoint.read(path, expected: ea!.hash)
         let theirs = try b.endpoint.read(path, expected: eb!.hash)
         // The winner of whatever cannot be merged: the larger hash, the same from either side.
         let winner: ThreeWayMerge.Side = ea!.hash > eb!.hash ? .ours : .theirs
-        let base = try mergeBase(path, a, b, ea!.vector, eb!.vector)
-        let kind = options.mergeRules.kind(of: path)
-        let (merged, conflicted) = Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
-                                             theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
+        // Past the size cap, versions of a kind that merges are kept as a binary's would be.
+        let tooLarge = kind != .binary && max(ours.count, theirs.count, base?.count ?? 0) > options.maximumMergeBytes
+        let (merged, conflicted, beyondLimit) = tooLarge ? (winner == .ours ? ours : theirs, true, true)
+            : Self.merge(path: path, base: base, ours: ours, oursReplica: a.replica,
+                         theirs: theirs, theirsReplica: b.replica, winner: winner, kind: kind)
         summary.merged += 1
         summary.bytes += merged.count
-        summary.actions.append("merge (\(kind.rawValue))\(conflicted ? ", conflict copy" : ""): \(path)")
+        if beyondLimit { summary.tooLargeToMerge.append(path) }
+        summary.actions.append("merge (\(kind.rawValue))\(beyondLimit ? ", too large to merge line by line" : "")\(conflicted ? ", conflict copy" : ""): \(path)")
         if conflicted { summary.conflicts += 1 }
         if options.dryRun { return }
 
@@ -474,6 +499,22 @@ public final class Reconciler {
         a.entries[path] = try a.endpoint.install(path, bytes: merged, expected: ea!.hash, overwrite: false, vector: vector)
         b.entries[path] = try b.endpoint.install(path, bytes: merged, expected: eb!.hash, overwrite: false, vector: vector)
         try setBases(path, hash: ContentHash(of: merged).hex, vector: vector, a, b, content: merged)
+    }
+
+    /// `target` has not changed `path` since a version `source` had and moved past (found by
+    /// content: the replicas never agreed on it, as two `relay init` on a first sync): the
+    /// source's bytes are copied, both sides get `vector`, and it is their merge base.
+    private func catchUp(_ path: String, from source: inout Side, to target: inout Side, vector: VersionVector,
+                         _ summary: inout SyncSummary) throws {
+        let entry = source.entries[path]!, old = target.entries[path]!
+        let bytes = try source.endpoint.read(path, expected: entry.hash)
+        summary.copied += 1
+        summary.bytes += bytes.count
+        summary.actions.append("copy → \(target.name) (unchanged there since a version both had): \(path)")
+        if options.dryRun { return }
+        target.entries[path] = try target.endpoint.install(path, bytes: bytes, expected: old.hash, overwrite: false, vector: vector)
+        try record(path, on: &source, like: entry, vector: vector)
+        try setBases(path, hash: entry.hash, vector: vector, source, target, content: bytes)
     }
 
     /// Puts the version of `path` that lost into a conflict copy on both sides — unless a copy
@@ -510,17 +551,22 @@ public final class Reconciler {
         logger.notice("conflict: kept one version, the other is in a conflict copy", metadata: ["relay.path": "\(path)", "relay.copy": "\(copy)"])
     }
 
-    /// The merged bytes, and whether part of one side went to a conflict copy instead.
+    /// The most lines either side may have inserted or deleted (since the base) for a text merge
+    /// (the diff's time grows with N·D); past it, the two versions are kept as a binary's are.
+    static let maximumEdits = 20_000
+
+    /// The merged bytes, whether part of one side went to a conflict copy instead, and whether
+    /// that was because the edits were past `maximumEdits`.
     static func merge(path: String, base: [UInt8]?, ours: [UInt8], oursReplica: String, theirs: [UInt8], theirsReplica: String,
-                      winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool) {
+                      winner: ThreeWayMerge.Side, kind: MergeKind? = nil) -> ([UInt8], Bool, Bool) {
         let winnerBytes = winner == .ours ? ours : theirs
         let kind = kind ?? MergeKind.of(path)
         if kind == .transcript, let merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) {
-            return (merged.bytes, merged.conflicts > 0)
+            return (merged.bytes, merged.conflicts > 0, false)
         }
         guard kind != .binary, kind != .transcript,
               let ourText = String(validating: ours, as: UTF8.self), let theirText = String(validating: theirs, as: UTF8.self) else {
-            return (winnerBytes, true)
+            return (winnerBytes, true, false)
         }
         var baseText = base.flatMap { String(validating: $0, as: UTF8.self) } ?? ""
         if kind == .journal && base == nil {
@@ -530,18 +576,19 @@ public final class Reconciler {
         }
         if kind == .journal,
            let merged = JournalMerge.merge(base: baseText, ours: ourText, oursReplica: oursReplica, theirs: theirText, theirsReplica: theirsReplica) {
-            return (Array(merged.utf8), false)
+            return (Array(merged.utf8), false, false)
         }
-        let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: winner)
+        guard let result = ThreeWayMerge.merge(base: baseText, ours: ourText, theirs: theirText, winner: winner,
+                                               maximumEdits: maximumEdits) else { return (winnerBytes, true, true) }
         if result.conflicts > 0, kind == .journal,
            let union = JournalMerge.merge(base: commonLinePrefix(ourText, theirText), ours: ourText, oursReplica: oursReplica,
                                           theirs: theirText, theirsReplica: theirsReplica) {
             // A journal whose sides, measured from the base, overlap — a line one side took out
             // (a delete that lost to an edit, a correction) next to the other's new entries — but
             // which both only added to since the lines they share: every entry of both, no copy.
-            return (Array(union.utf8), false)
+            return (Array(union.utf8), false, false)
         }
-        return (Array(result.text.utf8), result.conflicts > 0)
+        return (Array(result.text.utf8), result.conflicts > 0, false)
     }
 
     static func commonLinePrefix(_ a: String, _ b: String) -> String {
@@ -567,31 +614,6 @@ public final class Reconciler {
     private func setBases(_ path: String, hash: String, vector: VersionVector, _ a: Side, _ b: Side, content: [UInt8]?) throws {
         try a.endpoint.setBase(peer: b.replica, path: path, hash: hash, vector: vector, content: content)
         try b.endpoint.setBase(peer: a.replica, path: path, hash: hash, vector: vector, content: content)
-    }
-
-    /// The content of the latest version of `path` both sides' versions descend from: of every
-    /// version either side ever had in common with any peer, those whose vector both current
-    /// vectors include, the one no other such version follows (ties: the larger vector, then
-    /// hash, so either side picks the same). Two replicas that both got a third's edit from the
-    /// third, not from each other, merge from that edit instead of their own older agreement.
-    /// Falls back to the pair's own last agreement when no vectored base is known (indexes made
-    /// before bases carried vectors).
-    private func mergeBase(_ path: String, _ a: Side, _ b: Side, _ va: VersionVector, _ vb: VersionVector) throws -> [UInt8]? {
-        let candidates = Set(try a.endpoint.mergeBases(path: path) + b.endpoint.mergeBases(path: path)).filter {
-            $0.vector.compare(to: va) != .after && $0.vector.compare(to: va) != .concurrent
-                && $0.vector.compare(to: vb) != .after && $0.vector.compare(to: vb) != .concurrent
-        }
-        let latest = candidates.filter { candidate in
-            !candidates.contains { $0.vector != candidate.vector && $0.vector.dominates(candidate.vector) }
-        }.sorted { lhs, rhs in
-            let l = lhs.vector.counters.values.reduce(0, +), r = rhs.vector.counters.values.reduce(0, +)
-            return l != r ? l > r : (lhs.vector.description, lhs.hash) > (rhs.vector.description, rhs.hash)
-        }
-        let pairBase = try a.endpoint.base(peer: b.replica, path: path) ?? b.endpoint.base(peer: a.replica, path: path)
-        for hash in latest.map(\.hash) + [pairBase].compactMap({ $0 }) {
-            if let content = try a.endpoint.loadObject(hash) ?? b.endpoint.loadObject(hash) { return content }
-        }
-        return nil
     }
 
     // MARK: Safety

@@ -36,7 +36,7 @@ public enum SyncthingConflicts {
             if ours == theirs {
                 merged = ours
             } else {
-                let (bytes, conflicted) = Reconciler.merge(path: original, base: base, ours: ours, oursReplica: "a",
+                let (bytes, conflicted, _) = Reconciler.merge(path: original, base: base, ours: ours, oursReplica: "a",
                                                            theirs: theirs, theirsReplica: "b", winner: .ours, kind: kind)
                 if !conflicted { merged = bytes }
             }

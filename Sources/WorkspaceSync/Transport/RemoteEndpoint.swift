@@ -16,6 +16,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return peerReplica
     }
     private var peerReplica = ""
+    /// Whether the peer made its folder a new replica for this sync (`ssh(startReplica:)`),
+    /// from its answer to hello.
+    public private(set) var startedReplica = false
     /// Whether the answer to hello was read.
     private var greeted = false
     public let location: String
@@ -94,18 +97,21 @@ public final class RemoteEndpoint: ReplicaEndpoint {
             throw EndpointError.transport("\(location): the peer did not say which replica it is")
         }
         peerReplica = replica
+        startedReplica = response.started ?? false
     }
 
     /// `[user@]host:path` over the system ssh (or `RELAY_SSH`, e.g. "ssh -p 2222"), running
-    /// `remoteRelay` (default "relay") on the other side.
-    public static func ssh(_ spec: String, sshCommand: [String]? = nil, remoteRelay: String = "relay", waitForHello: Bool = true) throws -> RemoteEndpoint {
+    /// `remoteRelay` (default "relay") on the other side. With `startReplica`, a missing or
+    /// empty folder there is made a new replica first (`sync-serve --start`).
+    public static func ssh(_ spec: String, sshCommand: [String]? = nil, remoteRelay: String = "relay", waitForHello: Bool = true,
+                           startReplica: Bool = false) throws -> RemoteEndpoint {
         guard let colon = spec.firstIndex(of: ":") else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
         let host = String(spec[..<colon]), path = String(spec[spec.index(after: colon)...])
         guard !host.isEmpty, !path.isEmpty else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
         let ssh = sshCommand ?? (ProcessInfo.processInfo.environment["RELAY_SSH"].map { $0.split(separator: " ").map(String.init) } ?? ["ssh"])
         // The remote command goes through the remote shell: quote the path.
         let quoted = "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        return try RemoteEndpoint(command: ssh + [host, "\(remoteRelay) sync-serve --stdio \(quoted)"], location: spec, waitForHello: waitForHello)
+        return try RemoteEndpoint(command: ssh + [host, "\(remoteRelay) sync-serve --stdio \(startReplica ? "--start " : "")\(quoted)"], location: spec, waitForHello: waitForHello)
     }
 
     deinit { close(waitForExit: true) }
@@ -131,7 +137,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// Whether a request that writes to the peer's index or tree was sent since the last
     /// refresh (anything but reads, lookups and hints): without one, `finish` needs no ack.
     private var wroteSinceRefresh = false
-    private static let readOnly: Set<String> = ["hello", "refresh", "read", "readMany", "base", "mergeBases", "loadObject", "expectWrites", "ack", "bye"]
+    private static let readOnly: Set<String> = ["hello", "refresh", "read", "readMany", "base", "mergeBases", "held", "loadObject", "expectWrites", "ack", "bye"]
 
     /// Counts a request about to go (sent or posted): since the last flush, by operation, and
     /// whether it writes.
@@ -443,6 +449,12 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         var request = SyncProtocol.Request(op: "mergeBases")
         request.path = path
         return try send(request).bases ?? []
+    }
+
+    public func heldVersions(path: String) throws -> [HeldVersion] {
+        var request = SyncProtocol.Request(op: "held")
+        request.path = path
+        return try send(request).held ?? []
     }
 
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {

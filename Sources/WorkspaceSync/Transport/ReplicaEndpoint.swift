@@ -27,6 +27,8 @@ public protocol ReplicaEndpoint: AnyObject {
     func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws
     /// The versions of `path` this replica has had in common with any peer.
     func mergeBases(path: String) throws -> [MergeBase]
+    /// Every version of `path` this replica has held, most recent first (`SyncIndex.heldVersions`).
+    func heldVersions(path: String) throws -> [HeldVersion]
     func loadObject(_ hash: String) throws -> [UInt8]?
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws
     /// Queues a copy that `flush` installs: written if the file's hash is then still `expected`
@@ -144,6 +146,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
     private var removing: Set<String> = []
     /// The peer each staged copy becomes the merge base with (`stage(basePeer:)`).
     private var stagedBases: [String: String] = [:]
+
+    /// Whether the folder was made a new replica for this sync (`Workspace.openOrStartReplica`):
+    /// a server says so in its answer to hello.
+    public var startedReplica = false
 
     /// A walk of the tree begun when the endpoint was made, for its first refresh.
     private var walkAhead: SyncIndex.Walk?
@@ -388,6 +394,8 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func mergeBases(path: String) throws -> [MergeBase] { try index.mergeBases(path: path) }
+
+    public func heldVersions(path: String) throws -> [HeldVersion] { try index.heldVersions(path: path) }
 
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
         try index.setBase(peer: peer, path: path, hash: hash, vector: vector)

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import WorkspaceCore
 
-/// The sync wire protocol, version 7: length-prefixed frames (4 bytes, big-endian, then that
+/// The sync wire protocol, version 9: length-prefixed frames (4 bytes, big-endian, then that
 /// many bytes) over the stdin/stdout of `relay sync-serve --stdio`, usually at the end of an ssh
 /// connection, as rsync, Unison and git do. A frame's body is a JSON message; a message that
 /// carries file contents has them raw after its JSON (see `Codec`). The client sends requests,
@@ -20,6 +20,8 @@ import WorkspaceCore
 /// sequence of the refresh (the answer: the rows written since, mostly by this sync, so the
 /// next one starts from there) → `setSyncMark` after a clean sync → `bye`.
 public enum SyncProtocol {
+    /// 9: `held` (the versions a path has held, for a merge base found by content), and a
+    /// server started with `--start` makes a missing or empty folder a new replica;
     /// 8: `expectWrites` (the paths about to be staged or removed, so the server reads their
     /// lock files ahead); index rows in answers travel in a compact binary form (`EntryRows`),
     /// and so do `stage` and `stageRemoval` (`CompactWrite`);
@@ -30,7 +32,7 @@ public enum SyncProtocol {
     /// looks only at paths written since; 4: `readMany` (the contents of many files in one
     /// round trip); 3: index changes since a sequence, `ack`, `stageRemoval` (2 sent the whole
     /// index).
-    public static let version = 8
+    public static let version = 9
     /// The most a `readMany` asks for at once: files, and bytes by the index's sizes.
     public static let readManyFiles = 64
     public static let readManyBytes = 16 * 1024 * 1024
@@ -95,6 +97,8 @@ public enum SyncProtocol {
         public var message: String?
         public var replica: String?
         public var location: String?
+        /// `hello`: true when the server made its folder a new replica for this sync.
+        public var started: Bool?
         public var version: Int?
         /// Index rows (`refresh`, `flush`, `ack`), which travel in a compact form (`EntryRows`).
         public var entries: [SyncIndex.Entry]? {
@@ -109,6 +113,8 @@ public enum SyncProtocol {
         public var changed: [String]?
         /// The answer to `mergeBases`.
         public var bases: [MergeBase]?
+        /// The answer to `held`.
+        public var held: [HeldVersion]?
         /// The answer to `readMany`, in the order asked: each file's content, or why not.
         public var contents: [ReadResult]?
         /// `refresh`, `ack`: this index's epoch and the sequence `entries` bring a copy up to.
@@ -406,6 +412,7 @@ public enum SyncServer {
             }
             response.replica = endpoint.replica
             response.location = endpoint.location
+            if endpoint.startedReplica { response.started = true }
             response.version = SyncProtocol.version
         case "refresh":
             try answerRefresh(request, endpoint, snapshot: try endpoint.refreshSnapshot(), &response)
@@ -460,6 +467,8 @@ public enum SyncServer {
                                  content: request.content.map(Array.init))
         case "mergeBases":
             response.bases = try endpoint.mergeBases(path: try need(request.path, "path"))
+        case "held":
+            response.held = try endpoint.heldVersions(path: try need(request.path, "path"))
         case "loadObject":
             response.content = try endpoint.loadObject(try need(request.hash, "hash")).map { Data($0) }
         case "recordConflict":
