@@ -49,7 +49,9 @@ extension RunExecutor {
             // A reason is a sentence, not a value: the line the previous agent put first.
             return "“\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
         }
-        let candidates = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames)
+        // Only values of the kind asked for, when there are any: a "how many" is never answered with a name.
+        let fitting = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, fittingOnly: true)
+        let candidates = fitting.isEmpty ? AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames) : fitting
         guard !candidates.isEmpty else { return "" }
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
         let options = candidates.map(\.text)
