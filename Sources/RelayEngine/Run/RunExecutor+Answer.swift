@@ -68,7 +68,18 @@ extension RunExecutor {
         let chosenText = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
         let chosen = candidates.first { $0.text == chosenText } ?? candidates[0]
         let line = lines[chosen.line]
-        return "\(chosen.text) — “\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
+        return "\(chosen.text) — “\(Self.quote(of: chosen.text, in: line.text))”" + (line.source.map { " (\($0))" } ?? "")
+    }
+
+    /// The part of `line` that holds `value`: its sentence (or, in a knowledge line, its piece),
+    /// so an answer quotes one statement, not a paragraph.
+    static func quote(of value: String, in line: String) -> String {
+        var text = line
+        // A knowledge line: "[name](link): fact · fact".
+        if text.hasPrefix("["), let colon = text.range(of: "): ") { text = String(text[colon.upperBound...]) }
+        let pieces = text.components(separatedBy: " · ").flatMap { Sentences.split($0) }
+        let holding = pieces.first { $0.contains(value) } ?? pieces.first ?? text
+        return holding.count > 300 ? String(holding.prefix(299)) + "…" : holding
     }
 
     /// The opening sentences a document's "what it is" can be chosen from.
