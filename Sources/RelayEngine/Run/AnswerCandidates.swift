@@ -50,7 +50,12 @@ enum AnswerCandidates {
     /// question that asks for no particular kind).
     static func holdsAnswer(to question: String, line: String, ignoring: Set<String>) -> Bool {
         let asked = asked(by: question)
-        guard asked != .any, asked != .reason else { return true }
+        if asked == .reason {
+            // A reason is given with a connective: "because", "since", "so that", "due to".
+            let lowered = " " + line.lowercased() + " "
+            return [" because ", " since ", " due to ", " so that ", " so we ", " in order to ", " as a result ", " thanks to "].contains { lowered.contains($0) }
+        }
+        guard asked != .any else { return true }
         return !candidates(for: question, in: [line], ignoring: ignoring, fittingOnly: true).isEmpty
     }
 
