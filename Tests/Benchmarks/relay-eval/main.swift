@@ -1202,8 +1202,13 @@ final class Harness {
                 result.state = info == nil ? "no run" : "timeout"
                 result.error = info == nil ? "no run started for \(target) within \(Int(options.timeout)) s" : "the run did not finish within \(Int(options.timeout)) s"
                 if let id = info?.id {
-                    // Let it finish before the next drop (not timed), so it does not slow the next task.
-                    _ = runs.waitForRun(known: known, timeout: options.timeout, path: target, logOffset: logOffset) { $0.id == id }
+                    // Let it finish before the next drop, so it does not slow the next task; the
+                    // summary it then writes is scored (its state says it came late), and the
+                    // seconds are the whole time it took.
+                    let (_, late, more, stillRunning) = runs.waitForRun(known: known, timeout: options.timeout, path: target, logOffset: logOffset) { $0.id == id }
+                    result.seconds += more
+                    result.tokens = late.tokens
+                    if !stillRunning { result.state = "late " + (late.end ?? "?") }
                 }
             } else {
                 result.state = info?.skipped == true ? "skipped" : (state.end ?? "?")
