@@ -104,8 +104,9 @@ struct WatcherTests {
         // The folder must be watched before the burst: a folder created during the stall is
         // only watched (and listed) afterwards, and nothing would overflow.
         try FileManager.default.createDirectory(atPath: w.path("bulk"), withIntermediateDirectories: true)
-        try w.start(environment: ["RELAY_WATCH_TEST_STALL_MS": "4000"])
-        try w.write("relay-test-stall", "the reader sleeps 4 s when it sees this\n")
+        // Long enough for the burst to overflow the kernel's queue on a loaded machine too.
+        try w.start(environment: ["RELAY_WATCH_TEST_STALL_MS": "10000"])
+        try w.write("relay-test-stall", "the reader sleeps 10 s when it sees this\n")
         try burst(20_000, in: w.path("bulk"))
         try w.waitForCookie(timeout: 300)
         #expect(w.log().contains("overflowed"), "the kernel queue did not overflow; the test proves nothing")
