@@ -234,7 +234,8 @@ extension RunExecutor {
                                          request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
         tally.add(answer)
         let picked = Self.choices(in: answer.reply.text, key: "lines", allowed: Set(allowed)).prefix(most)
-        let chosen = picked.isEmpty ? [1] : Array(picked)
+        // In the search's order (best match first), whatever order the model named them in.
+        let chosen = picked.isEmpty ? [1] : picked.sorted()
         return chosen.map { number in
             let line = lines[number - 1]
             return "- \(line.text.trimmingCharacters(in: .whitespaces)) (\(line.path):\(line.line))"
