@@ -172,6 +172,22 @@ import WorkspaceCore
         #expect(Self.finals(events) == ["Ada's cat is called Miso."])
     }
 
+    @Test func theAgentsAnswersInAChatAreNotSearchedButThePersonsMessagesAre() throws {
+        let scratch = try RelayScratch(roster: Self.retrievingRoster)
+        try scratch.put("Chats/old.md", """
+            Where do the glass panels come from? The panels are Hallam's.
+
+            <!-- relay:turn 20261101-100000-abcd -->
+            ### 🔎 Remy · researcher
+
+            - the glass panels are 48 (Journal/user/2026-11-16.md:3)
+            <!-- relay:end 20261101-100000-abcd · write your next message below this line -->
+            """)
+        let found = WorkspaceSearch(workspace: scratch.workspace).lines(matching: "glass panels", limit: 5)
+        #expect(found.map(\.path) == ["Chats/old.md"])
+        #expect(found.first?.line == 1)
+    }
+
     @Test func aQuestionNothingMatchesIsNotFoundWithoutAModelCallForTheChoice() async throws {
         let scratch = try RelayScratch(roster: Self.retrievingRoster)
         let model = StepModel([.text("I could not find that in the workspace.")])

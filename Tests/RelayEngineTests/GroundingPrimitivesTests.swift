@@ -347,16 +347,17 @@ extension GroundingPrimitivesTests {
             #expect(hits.first?.line == 5)
         }
 
-        @Test func chatAnswersRankBelowNotesForTheSameWords() throws {
+        @Test func chatMessagesRankBelowNotesForTheSameWordsAndAgentsAnswersAreNotSearched() throws {
             let scratch = try scratch([
-                "Chats/tea.md": "Where is the tea shop?\n\n<!-- relay:turn r1 -->\n### 🔎 Remy · researcher\n\nThe tea shop is on Rua Augusta.\n",
+                "Chats/tea.md": "The tea shop is on Rua Augusta, I think.\n\n<!-- relay:turn r1 -->\n### 🔎 Remy · researcher\n\nThe tea shop is on Rua Augusta.\n<!-- relay:end r1 · write your next message below this line -->\n",
                 "Journal/user/2026-11-20.md": "The tea shop is on Rua Augusta.\n",
             ])
             let hits = WorkspaceSearch(workspace: scratch.workspace).lines(matching: "tea shop Rua Augusta")
-            #expect(hits.count == 3)
+            #expect(hits.count == 2, "the note and the person's message, not the agent's answer: \(hits)")
             #expect(hits.first?.path == "Journal/user/2026-11-20.md")
-            let note = try #require(hits.first), chat = try #require(hits.first { $0.path == "Chats/tea.md" && $0.line == 6 })
-            #expect(abs(chat.score - note.score * 0.5) < 1e-9)
+            let note = try #require(hits.first), chat = try #require(hits.first { $0.path == "Chats/tea.md" })
+            #expect(chat.line == 1)
+            #expect(chat.score < note.score)
         }
 
         @Test func readmesAndTurnMarkersAreNotSearched() throws {

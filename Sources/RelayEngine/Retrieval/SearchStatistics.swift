@@ -32,10 +32,15 @@ struct SearchStatistics {
     mutating func add(file path: String, text: String, weight: Double) {
         var headingTerms: [Int] = []
         var number = 0
+        // The agents' answers in a chat (between a turn's markers) are not sources: they quote
+        // the lines they came from, which are searched themselves; the person's messages are.
+        var inTurn = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty, !trimmed.hasPrefix("<!-- relay:") else { continue }
+            if trimmed.hasPrefix("<!-- relay:turn ") { inTurn = true }
+            if trimmed.hasPrefix("<!-- relay:end ") { inTurn = false; continue }
+            guard !inTurn, !trimmed.isEmpty, !trimmed.hasPrefix("<!-- relay:") else { continue }
             let terms = SearchTerms.terms(of: trimmed)
             if Self.isHeading(trimmed) {
                 headingTerms = Array(Set(terms.compactMap { index[$0] })).sorted()

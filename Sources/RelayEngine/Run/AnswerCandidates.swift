@@ -69,7 +69,8 @@ enum AnswerCandidates {
         for (index, line) in lines.enumerated() {
             for claim in Claims.extract(from: line, ignoring: ignoring) {
                 let key = claim.text.lowercased()
-                guard !questionClaims.contains(key), seen.insert(key).inserted else { continue }
+                // A path or a file name ("Journal/user/2026-11-16.md") is where a fact is, not one.
+                guard !key.contains("/"), !key.hasSuffix(".md"), !questionClaims.contains(key), seen.insert(key).inserted else { continue }
                 // A name the question already holds word for word is what it asks about, not the answer.
                 let claimTerms = Set(SearchTerms.terms(of: claim.text))
                 if !claimTerms.isEmpty, claimTerms.isSubset(of: questionTerms) { continue }
