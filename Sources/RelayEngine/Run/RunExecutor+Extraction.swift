@@ -234,8 +234,9 @@ extension RunExecutor {
                                          request: ModelRequest(messages: [.system(system), .user(user)], options: options), quiet: restored, streams: false)
         tally.add(answer)
         let picked = Self.choices(in: answer.reply.text, key: "lines", allowed: Set(allowed)).prefix(most)
-        // In the search's order (best match first), whatever order the model named them in.
-        let chosen = picked.isEmpty ? [1] : picked.sorted()
+        // The best match always goes on, with what the model chose beside it (measured on SmolLM2:
+        // it sometimes names only a weaker line), in the search's order.
+        let chosen = Array(Set(picked).union([1])).sorted()
         return chosen.map { number in
             let line = lines[number - 1]
             return "- \(line.text.trimmingCharacters(in: .whitespaces)) (\(line.path):\(line.line))"
