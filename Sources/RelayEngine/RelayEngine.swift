@@ -152,7 +152,7 @@ public struct RelayEngine: Sendable {
     private func retrieve(for manifest: RunManifest) -> [RetrievedLine]? {
         let count = manifest.roster.compactMap(\.retrieve).max() ?? 0
         guard count > 0, !manifest.skipped else { return nil }
-        var query = manifest.document == nil ? manifest.request : requestLead(manifest)
+        var query = manifest.requestLead
         if let exchange = manifest.previousExchange { query += "\n" + exchange.message }
         // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
         let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
@@ -199,10 +199,6 @@ public struct RelayEngine: Sendable {
         let text = kept.joined(separator: " ")
         guard !text.isEmpty else { return nil }
         return text.count > 600 ? String(text.prefix(600)) + "…" : text
-    }
-
-    private func requestLead(_ manifest: RunManifest) -> String {
-        manifest.request.components(separatedBy: "\n\n--- ").first ?? manifest.request
     }
 
     /// The run started for a trigger ("relay|path|hash"), if any.

@@ -84,13 +84,24 @@ enum KnowledgeSection {
         return String(line[open.upperBound..<close.lowerBound])
     }
 
-    /// The lines after the heading up to the next heading of the same or a higher level.
     private static func sectionRange(in lines: [String], heading: String) -> Range<Int>? {
-        func level(_ line: String) -> Int? {
-            let hashes = line.prefix { $0 == "#" }.count
-            guard hashes > 0, hashes <= 6, line.dropFirst(hashes).first == " " else { return nil }
-            return hashes
-        }
+        MarkdownSection.range(in: lines, heading: heading)
+    }
+}
+
+/// A `#` section of a Markdown file (context.md): where it is among the file's lines.
+enum MarkdownSection {
+    /// 1–6 for a heading line ("## Goals"), nil for any other line.
+    static func headingLevel(_ line: String) -> Int? {
+        let hashes = line.prefix { $0 == "#" }.count
+        guard hashes > 0, hashes <= 6, line.dropFirst(hashes).first == " " else { return nil }
+        return hashes
+    }
+
+    /// The lines after the heading `heading` (any case) up to the next heading of the same or a
+    /// higher level; nil when there is no such heading.
+    static func range(in lines: [String], heading: String) -> Range<Int>? {
+        let level = headingLevel
         let wanted = heading.lowercased()
         guard let start = lines.firstIndex(where: { level($0) != nil && $0.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces).lowercased() == wanted }),
               let own = level(lines[start]) else { return nil }

@@ -72,11 +72,7 @@ extension RunExecutor {
         return requestLead + "\n\n[\(path): \(document.count) characters; its key sentences are in the previous agent's notes]"
     }
 
-    /// The request without the document appended to it ("A file arrived: …").
-    var requestLead: String {
-        guard manifest.document != nil, let marker = manifest.request.range(of: "\n\n--- ") else { return manifest.request }
-        return String(manifest.request[..<marker.lowerBound])
-    }
+    var requestLead: String { manifest.requestLead }
 
     private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
         let document = manifest.document ?? manifest.request

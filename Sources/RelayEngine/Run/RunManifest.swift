@@ -86,6 +86,13 @@ public struct RunManifest: Sendable, Codable, Equatable {
         return "\(relay)|\(triggerPath)|\(triggerHash)"
     }
 
+    /// The request without the document appended to it ("A file arrived: …"); the request
+    /// itself when there is no document.
+    public var requestLead: String {
+        guard document != nil, let marker = request.range(of: "\n\n--- ") else { return request }
+        return String(request[..<marker.lowerBound])
+    }
+
     /// The agents that run: the roster, or the one agent asked.
     public var runningAgents: [AgentDefinition] {
         guard let singleAgent else { return roster }

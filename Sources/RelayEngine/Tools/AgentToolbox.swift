@@ -186,19 +186,10 @@ struct AgentToolbox {
     /// Only that section changes; a person's text elsewhere is kept byte for byte.
     static func replacingSection(in text: String, heading: String, content: String) -> String {
         var lines = text.components(separatedBy: "\n")
-        func headingLevel(_ line: String) -> Int? {
-            let hashes = line.prefix { $0 == "#" }.count
-            guard hashes > 0, hashes <= 6, line.dropFirst(hashes).first == " " else { return nil }
-            return hashes
-        }
         let wanted = heading.trimmingCharacters(in: CharacterSet(charactersIn: "# ")).lowercased()
         let body = content.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let start = lines.firstIndex(where: { line in
-            headingLevel(line) != nil && line.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces).lowercased() == wanted
-        }) {
-            let level = headingLevel(lines[start])!
-            var end = start + 1
-            while end < lines.count, headingLevel(lines[end]).map({ $0 > level }) ?? true { end += 1 }
+        if let section = MarkdownSection.range(in: lines, heading: wanted) {
+            let start = section.lowerBound - 1, end = section.upperBound
             var replacement = [""] + body.components(separatedBy: "\n")
             if end < lines.count { replacement.append("") }
             lines.replaceSubrange((start + 1)..<end, with: replacement)
