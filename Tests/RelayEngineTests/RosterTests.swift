@@ -46,6 +46,15 @@ import WorkspaceCore
         #expect(relays.relay(named: "research")?.overrides["researcher"]?.output == DeclaredOutput(.context, "Research"))
     }
 
+    @Test func theRelayFieldsOfIssue17NameTheAgentAndFieldWhenWrong() {
+        #expect(problem("[\(good), \"extract\": \"summary\"}]").contains("agent 'writer', field extract: 'summary' is not an extraction (extractions: sentences, lines, verdict, answer)"))
+        #expect(problem("[\(good), \"role\": \"boss\"}]").contains("agent 'writer', field role: 'boss' is not a role (roles: work, review)"))
+        #expect(problem("[\(good), \"retrieve\": 500}]").contains("agent 'writer', field retrieve"))
+        #expect(problem("[\(good), \"grounding\": \"off\"}]").contains("agent 'writer', field grounding"))
+        #expect(problem("[\(good), \"extract\": \"lines\"}]").contains("AgentConfiguration.json: agent 'writer': \"extract\": \"lines\" chooses among the lines retrieved"))
+        #expect(problem("[\(good), \"output\": {\"context\": \"## Research\"}}]").contains("field output.context: '## Research' is not a section heading"))
+    }
+
     @Test func errorsNameTheFileTheLineTheAgentAndTheField() {
         #expect(problem("[\(good), \"tools\": [\"read_file\", \"browse\"]}]")
             == "AgentConfiguration.json:1:1: agent 'writer', field tools: tools[1]: unknown tool 'browse' (tools: read_file, list_files, search_files, write_file, append_file, update_context, request_revision)"
