@@ -152,19 +152,27 @@ public struct RelayEngine: Sendable {
     private func retrieve(for manifest: RunManifest) -> [RetrievedLine]? {
         let count = manifest.roster.compactMap(\.retrieve).max() ?? 0
         guard count > 0, !manifest.skipped else { return nil }
-        var query = manifest.requestLead
-        if let exchange = manifest.previousExchange { query += "\n" + exchange.message }
+        let previous = manifest.previousExchange?.message
         // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
         let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
-        let found = WorkspaceSearch(workspace: workspace).lines(matching: query, limit: count, excluding: excluded)
+        // More lines than are kept, so the ones that hold the answer can rise above the ones that
+        // only name what the question is about (AnswerEvidence).
+        let found = WorkspaceSearch(workspace: workspace).lines(matching: manifest.requestLead, context: previous,
+                                                                limit: count * Self.retrievalPool, excluding: excluded)
         var files: [String: [String]] = [:]
-        return found.map { line in
+        let widened = found.map { line in
             var line = line
             if files[line.path] == nil { files[line.path] = (try? workspace.read(line.path)).map { String(decoding: $0, as: UTF8.self).components(separatedBy: "\n") } ?? [] }
             line.text = Self.sentences(around: line.line, in: files[line.path] ?? []) ?? line.text
             return line
         }
+        let judge = AnswerEvidence(question: manifest.requestLead, previous: previous,
+                                   ignoring: Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]))
+        return judge.rerank(widened, keep: count)
     }
+
+    /// How many times the lines kept are searched for, to be ranked again by their evidence.
+    static let retrievalPool = 3
 
     /// The whole sentences a line of a hard-wrapped paragraph belongs to (a line of prose cut at
     /// 80 columns is half a sentence), without a list marker; nil when the line stands alone.

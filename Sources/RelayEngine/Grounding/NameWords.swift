@@ -30,7 +30,8 @@ enum NameWords {
         }
         // "Brew it", "Visit the museum": a capitalised word starting a sentence and followed
         // by an object is an imperative verb, not a name.
-        if words.count == 1, first.startsUnit, first.trailing.isEmpty, index + 1 < chunks.count,
+        // ("Liesel (my sister) turns 34" is a name: an object in brackets is not one.)
+        if words.count == 1, first.startsUnit, first.trailing.isEmpty, index + 1 < chunks.count, chunks[index + 1].leading.isEmpty,
            CommonWords.objects.contains(chunks[index + 1].core.lowercased()) {
             return (words: [], used: 1)
         }

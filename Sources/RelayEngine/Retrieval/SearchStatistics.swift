@@ -17,13 +17,22 @@ struct SearchStatistics {
     }
 
     private let index: [String: Int]
+    /// Each term's factor (1 for the query's own words).
+    private let factors: [Double]
     private var documentFrequency: [Int]
     private var documents = 0
     private var totalLength = 0
     private var candidates: [Candidate] = []
 
     init(terms: [String]) {
+        self.init(factors: Dictionary(terms.map { ($0, 1.0) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// Terms with a factor each: a term's BM25 weight is multiplied by it.
+    init(factors: [String: Double]) {
+        let terms = factors.keys.sorted()
         index = Dictionary(uniqueKeysWithValues: terms.enumerated().map { ($1, $0) })
+        self.factors = terms.map { factors[$0] ?? 1 }
         documentFrequency = Array(repeating: 0, count: terms.count)
     }
 
@@ -65,8 +74,8 @@ struct SearchStatistics {
     func ranked(limit: Int) -> [RetrievedLine] {
         guard documents > 0 else { return [] }
         let averageLength = Double(totalLength) / Double(documents)
-        let idf = documentFrequency.map { frequency in
-            log(1 + (Double(documents - frequency) + 0.5) / (Double(frequency) + 0.5))
+        let idf = zip(documentFrequency, factors).map { frequency, factor in
+            factor * log(1 + (Double(documents - frequency) + 0.5) / (Double(frequency) + 0.5))
         }
         let k1 = WorkspaceSearch.k1, b = WorkspaceSearch.b
         let scored = candidates.map { candidate -> RetrievedLine in

@@ -17,8 +17,9 @@ enum SearchTerms {
             let lowered = ascii ? word : Array(String(decoding: word, as: UTF8.self).lowercased().utf8)
             let raw = String(decoding: lowered, as: UTF8.self)
             guard !stopwords.contains(raw) else { return }
-            let stemmed = hasLetter ? String(decoding: stem(lowered), as: UTF8.self) : raw
-            if !stopwords.contains(stemmed) { result.append(stemmed) }
+            let base = irregular[raw].map { Array($0.utf8) } ?? lowered
+            let stemmed = hasLetter ? String(decoding: stem(base), as: UTF8.self) : raw
+            if !stopwords.contains(stemmed) { result.append(synonyms[stemmed] ?? stemmed) }
         }
         let bytes = Array(text.utf8)
         var index = 0
@@ -96,6 +97,23 @@ enum SearchTerms {
         }
         return letters
     }
+
+    /// Stems that mean the same in a question and its answer ("How much does it cost?" — "It is
+    /// priced at …"), each to one of them.
+    static let synonyms: [String: String] = ["pric": "cost"]
+
+    /// The past forms of common irregular verbs, to their present ("we chose" meets "why did we
+    /// choose"; "led" meets "leads").
+    static let irregular: [String: String] = [
+        "chose": "choose", "chosen": "choose", "bought": "buy", "paid": "pay", "ran": "run", "led": "lead", "began": "begin", "begun": "begin",
+        "sold": "sell", "made": "make", "took": "take", "taken": "take", "found": "find", "gave": "give", "given": "give", "went": "go",
+        "gone": "go", "met": "meet", "spent": "spend", "built": "build", "wrote": "write", "written": "write", "won": "win", "lost": "lose",
+        "left": "leave", "kept": "keep", "held": "hold", "brought": "bring", "sent": "send", "felt": "feel", "grew": "grow", "grown": "grow",
+        "drove": "drive", "driven": "drive", "flew": "fly", "flown": "fly", "rode": "ride", "swam": "swim", "broke": "break", "broken": "break",
+        "fell": "fall", "fallen": "fall", "ate": "eat", "eaten": "eat", "drank": "drink", "sang": "sing", "sat": "sit", "stood": "stand",
+        "taught": "teach", "thought": "think", "caught": "catch", "fought": "fight", "hid": "hide", "lent": "lend", "rang": "ring",
+        "saw": "see", "seen": "see", "came": "come", "became": "become", "got": "get", "gotten": "get", "moved": "move", "hung": "hang",
+    ]
 
     static let stopwords: Set<String> = Set("""
         what who whom whose when where which how why whats whos \

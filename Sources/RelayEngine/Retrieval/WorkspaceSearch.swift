@@ -49,11 +49,15 @@ struct WorkspaceSearch {
 
     /// The lines best matching `query`, best first (ties: path then line, so results are deterministic).
     ///
+    /// - parameter context: more words that count a third as much as the query's (a follow-up's
+    ///   previous message: "And when does it open?" is about what that message named).
     /// - parameter excluding: paths (relative) not to search, such as the file being summarised.
-    func lines(matching query: String, limit: Int = 8, excluding: Set<String> = []) -> [RetrievedLine] {
-        let terms = Array(Set(SearchTerms.terms(of: query))).sorted()
-        guard !terms.isEmpty, limit > 0, let entries = try? workspace.list(".", recursive: true) else { return [] }
-        var statistics = SearchStatistics(terms: terms)
+    func lines(matching query: String, context: String? = nil, limit: Int = 8, excluding: Set<String> = []) -> [RetrievedLine] {
+        var factors: [String: Double] = [:]
+        for term in context.map({ SearchTerms.terms(of: $0) }) ?? [] { factors[term] = AnswerEvidence.previousFactor }
+        for term in SearchTerms.terms(of: query) { factors[term] = 1 }
+        guard !factors.isEmpty, limit > 0, let entries = try? workspace.list(".", recursive: true) else { return [] }
+        var statistics = SearchStatistics(factors: factors)
         for entry in entries where entry.kind == .file && entry.size <= Self.largestFile && !excluding.contains(entry.path) {
             guard let weight = Self.weight(of: entry.path), let text = text(of: entry.path) else { continue }
             statistics.add(file: entry.path, text: text, weight: weight)

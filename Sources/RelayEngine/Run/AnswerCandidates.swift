@@ -22,7 +22,8 @@ enum AnswerCandidates {
         if text.contains(" how much ") || text.contains(" how many ") || text.contains(" how far ") || text.contains(" how long ")
             || text.contains(" how old ") || text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how heavy ")
             || text.contains(" what number ") || text.contains(" what percentage ") || text.contains(" what price ") || text.contains(" cost ")
-            || text.contains(" price ") || text.contains(" budget ") || text.contains(" number ") {
+            || text.contains(" price ") || text.contains(" budget ") || text.contains(" number ") || text.contains(" rent ")
+            || text.contains(" fee ") || text.contains(" salary ") || text.contains(" fare ") {
             return .number
         }
         if text.contains(" when ") || text.contains(" what date ") || text.contains(" which date ") || text.contains(" what day ")
@@ -40,6 +41,12 @@ enum AnswerCandidates {
         return .any
     }
 
+    /// Whether `line` gives a reason: with a connective, "because", "since", "so that", "due to".
+    static func givesReason(_ line: String) -> Bool {
+        let lowered = " " + line.lowercased() + " "
+        return [" because ", " since ", " due to ", " so that ", " so we ", " in order to ", " as a result ", " thanks to "].contains { lowered.contains($0) }
+    }
+
     struct Candidate: Equatable {
         var text: String
         /// The line it comes from (an index into the lines given).
@@ -50,56 +57,40 @@ enum AnswerCandidates {
     /// question that asks for no particular kind).
     static func holdsAnswer(to question: String, line: String, ignoring: Set<String>) -> Bool {
         let asked = asked(by: question)
-        if asked == .reason {
-            // A reason is given with a connective: "because", "since", "so that", "due to".
-            let lowered = " " + line.lowercased() + " "
-            return [" because ", " since ", " due to ", " so that ", " so we ", " in order to ", " as a result ", " thanks to "].contains { lowered.contains($0) }
-        }
+        if asked == .reason { return givesReason(line) }
         guard asked != .any else { return true }
         return !candidates(for: question, in: [line], ignoring: ignoring, fittingOnly: true).isEmpty
     }
 
-    /// The candidates in `lines` (best first) for `question`; at most `limit`.
-    static func candidates(for question: String, in lines: [String], ignoring: Set<String>, limit: Int = 8, fittingOnly: Bool = false) -> [Candidate] {
-        let asked = asked(by: question)
+    /// The candidates in `lines` (best first) for `question`; at most `limit`. Values of the kind
+    /// asked for come first, then by line (the lines come best first), then by their
+    /// ``AnswerEvidence`` within the line, then by closeness to the question's words.
+    static func candidates(for question: String, in lines: [String], ignoring: Set<String>, previous: String? = nil,
+                           limit: Int = 8, fittingOnly: Bool = false) -> [Candidate] {
+        let judge = AnswerEvidence(question: question, previous: previous, ignoring: ignoring)
+        let weights = judge.weights(among: lines)
         let questionTerms = Set(SearchTerms.terms(of: question))
         let questionClaims = Set(Claims.extract(from: question, ignoring: ignoring).map { $0.text.lowercased() })
-        var scored: [(candidate: Candidate, line: Int, distance: Int, fits: Bool)] = []
+        var scored: [(candidate: Candidate, evidence: Double, distance: Int, fits: Bool)] = []
         var seen: Set<String> = []
         for (index, line) in lines.enumerated() {
-            for claim in Claims.extract(from: line, ignoring: ignoring) {
-                let key = claim.text.lowercased()
-                // A path or a file name ("Journal/user/2026-11-16.md") is where a fact is, not one.
-                guard !key.contains("/"), !key.hasSuffix(".md"), !questionClaims.contains(key), seen.insert(key).inserted else { continue }
-                // A name the question already holds word for word is what it asks about, not the answer.
-                let claimTerms = Set(SearchTerms.terms(of: claim.text))
-                if !claimTerms.isEmpty, claimTerms.isSubset(of: questionTerms) { continue }
-                let fits: Bool
-                switch asked {
-                case .name: fits = claim.kind == .name
-                case .date: fits = claim.kind == .date || (claim.kind == .number && isYear(claim.text))
-                case .number: fits = claim.kind == .number && !isYear(claim.text)
-                case .any, .reason: fits = true
-                }
-                scored.append((Candidate(text: claim.text, line: index), index, distance(of: claim.text, to: questionTerms, in: line), fits))
+            for value in judge.values(in: line, weights: weights) {
+                let key = value.claim.text.lowercased()
+                guard !questionClaims.contains(key), seen.insert(key).inserted else { continue }
+                scored.append((Candidate(text: value.shown, line: index), value.evidence,
+                               distance(of: value.claim.text, to: questionTerms, in: line), value.fits))
             }
         }
-        let fitting = scored.filter(\.fits)
-        if fittingOnly { return fitting.prefix(limit).map(\.candidate) }
-        let pool = fitting.isEmpty ? scored : fitting + scored.filter { !$0.fits }
-        let ranked = pool.enumerated().sorted { lhs, rhs in
+        if fittingOnly { scored = scored.filter(\.fits) }
+        let ranked = scored.enumerated().sorted { lhs, rhs in
             let l = lhs.element, r = rhs.element
             if l.fits != r.fits { return l.fits }
-            if l.line != r.line { return l.line < r.line }
+            if l.candidate.line != r.candidate.line { return l.candidate.line < r.candidate.line }
+            if abs(l.evidence - r.evidence) > 1e-9 { return l.evidence > r.evidence }
             if l.distance != r.distance { return l.distance < r.distance }
             return lhs.offset < rhs.offset
         }
         return ranked.prefix(limit).map(\.element.candidate)
-    }
-
-    private static func isYear(_ text: String) -> Bool {
-        guard text.count == 4, let value = Int(text) else { return false }
-        return (1000...2999).contains(value)
     }
 
     /// Characters between `claim` and the nearest of the question's words in `line`.

@@ -50,8 +50,12 @@ extension RunExecutor {
             return "“\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
         }
         // Only values of the kind asked for, when there are any: a "how many" is never answered with a name.
-        let fitting = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, fittingOnly: true)
-        let candidates = fitting.isEmpty ? AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames) : fitting
+        let earlier = manifest.previousExchange?.message
+        let fitting = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier,
+                                                  limit: Self.answerChoices, fittingOnly: true)
+        let candidates = fitting.isEmpty
+            ? AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier, limit: Self.answerChoices)
+            : fitting
         guard !candidates.isEmpty else { return "" }
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
         let options = candidates.map(\.text)
@@ -81,6 +85,10 @@ extension RunExecutor {
         let holding = pieces.first { $0.contains(value) } ?? pieces.first ?? text
         return holding.count > 300 ? String(holding.prefix(299)) + "…" : holding
     }
+
+    /// The values an answer is chosen from, best first. Measured on SmolLM2: among eight it
+    /// sometimes took the fourth, a word from an unrelated line.
+    static let answerChoices = 3
 
     /// The opening sentences a document's "what it is" can be chosen from.
     static let overviewChoices = 5

@@ -1,0 +1,241 @@
+import Foundation
+
+/// How strongly a workspace line — and a value in it — answers a one-fact question, so the
+/// engine can put the line that holds the answer first instead of the line that merely names
+/// what the question is about.
+///
+/// BM25 ranks "Kestrelmoor Robotics announces the Pellucid 3" above "…said Damaris Oyelaran,
+/// chief executive of Kestrelmoor Robotics" for "Who is the chief executive of Kestrelmoor
+/// Robotics?" when the title is short: every line about the subject shares the subject's words.
+/// Evidence counts instead what sits in the same sentence as a value of the kind asked for:
+///
+/// - the question's words, each weighted by how rare it is among the lines found (a word every
+///   found line has — the subject — says little), the words of names the question holds at half
+///   weight, and a previous message's words (a follow-up's topic) at a third;
+/// - for "how many samples", the counted noun right after the number ("23 samples");
+/// - for a question about money, distance, time or weight, a unit after the number ("27,900
+///   euros", "12.5 km");
+/// - a one-word name that opens its sentence ("Camped by the stream") counts half: a capital
+///   there says nothing.
+///
+/// Everything here is a pure function of its arguments.
+struct AnswerEvidence {
+    let asked: AnswerCandidates.Asked
+    /// Each query term and its factor (1 for the question's words, less for names and the previous message).
+    let factors: [String: Double]
+    /// "How many glass panels …" → ["glass", "panel"].
+    let counted: [String]
+    /// Lowercase words a number of the asked kind comes with ("euros", "km").
+    let units: Set<String>
+    let ignoring: Set<String>
+
+    /// The factor of a previous message's words, and of the words of a name the question holds.
+    static let previousFactor = 1.0 / 3
+    static let nameFactor = 0.5
+    /// Words that name what is asked rather than what it is about ("What is my sister's
+    /// *name*?", "What is our plot *number*?"): the answer's sentence seldom repeats them.
+    static let slotWords: Set<String> = ["nam", "call", "number", "dat", "amount", "figure", "valu"]
+    static let slotFactor = 0.25
+    /// A pool of lines counts as at least this many for the rarity of a word, so that among
+    /// three lines a word in two of them still counts.
+    static let smallestPool = 12.0
+
+    init(question: String, previous: String? = nil, ignoring: Set<String> = []) {
+        asked = AnswerCandidates.asked(by: question)
+        self.ignoring = ignoring
+        var factors: [String: Double] = [:]
+        for term in previous.map({ SearchTerms.terms(of: $0) }) ?? [] { factors[term] = Self.previousFactor }
+        let nameTerms = Set(Claims.extract(from: question, ignoring: ignoring).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+        for term in SearchTerms.terms(of: question) {
+            factors[term] = Self.slotWords.contains(term) ? Self.slotFactor : nameTerms.contains(term) ? Self.nameFactor : 1
+        }
+        self.factors = factors
+        counted = Self.countedNoun(in: question)
+        units = asked == .number ? Self.units(for: question) : []
+    }
+
+    /// The weight of each query term among `pool` (the lines found): BM25's inverse document
+    /// frequency within them, times the term's factor.
+    func weights(among pool: [String]) -> [String: Double] {
+        var frequency: [String: Int] = [:]
+        for line in pool {
+            for term in Set(SearchTerms.terms(of: line)) where factors[term] != nil { frequency[term, default: 0] += 1 }
+        }
+        let count = max(Double(pool.count), Self.smallestPool)
+        return factors.reduce(into: [:]) { result, entry in
+            let df = Double(frequency[entry.key] ?? 0)
+            result[entry.key] = entry.value * log(1 + (count - df + 0.5) / (df + 0.5))
+        }
+    }
+
+    /// The pieces of a line a fact lives in: a knowledge line's " · " parts, then sentences.
+    static func pieces(of line: String) -> [String] {
+        pieceTexts(of: line).map(withoutPaths)
+    }
+
+    /// A path names where a fact is, not the fact: its words are no evidence
+    /// ("3 messages in Chats/what-is-our-allotment-plot-number.md").
+    static func withoutPaths(_ text: String) -> String {
+        guard text.contains("/") else { return text }
+        return text.split(separator: " ", omittingEmptySubsequences: false).map { $0.contains("/") ? "" : String($0) }.joined(separator: " ")
+    }
+
+    private static func pieceTexts(of line: String) -> [String] {
+        var text = line
+        if text.hasPrefix("["), let colon = text.range(of: "): ") { text = String(text[colon.upperBound...]) }
+        let pieces = text.components(separatedBy: " · ").flatMap { Sentences.split($0) }
+        return pieces.isEmpty ? [text] : pieces
+    }
+
+    /// A value of a line, with its evidence.
+    struct Value {
+        var claim: Claim
+        /// As the answer gives it: with the words that say what a number counts ("23 samples",
+        /// "4.2 million crowns") and the start of a date range ("21 to 24 January 2027"), verbatim.
+        var shown: String
+        var fits: Bool
+        var evidence: Double
+    }
+
+    /// The values of `line` (numbers, dates, names; the question's own and paths left out),
+    /// each with its evidence under `weights`, in the line's order.
+    func values(in line: String, weights: [String: Double]) -> [Value] {
+        var result: [Value] = []
+        let questionTerms = Set(factors.filter { $0.value >= Self.nameFactor }.keys)
+        let pieces = Self.pieces(of: line)
+        let lineTerms = Set(pieces.flatMap { SearchTerms.terms(of: $0) })
+        for piece in pieces {
+            let pieceTerms = Set(SearchTerms.terms(of: piece))
+            let bytes = Array(piece.utf8)
+            for found in Claims.scan(piece, ignoring: ignoring) {
+                let claim = found.claim
+                let claimTerms = Set(SearchTerms.terms(of: claim.text))
+                // A name the question already holds word for word is what it asks about, not the answer.
+                if !claimTerms.isEmpty, claimTerms.isSubset(of: questionTerms) { continue }
+                // The words of its own sentence, and at half those of the rest of the line (a
+                // knowledge line's other facts, a paragraph's other sentences: its subject).
+                var evidence = pieceTerms.subtracting(claimTerms).reduce(0) { $0 + (weights[$1] ?? 0) }
+                evidence += lineTerms.subtracting(pieceTerms).subtracting(claimTerms).reduce(0) { $0 + (weights[$1] ?? 0) } / 2
+                var shown = claim.text
+                if claim.kind == .number || claim.kind == .date {
+                    let end = min(bytes.count, found.offset + claim.text.utf8.count)
+                    let after = String(decoding: bytes[end...].prefix(48), as: UTF8.self)
+                    // "4.2 million crowns", "23 samples": the words that say what the number counts.
+                    let words = after.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(after.hasPrefix(" ") ? 1 : 0)
+                        .prefix(2).map { $0.trimmingCharacters(in: .punctuationCharacters) }
+                    var said: [String] = []
+                    for word in words {
+                        let lowered = word.lowercased()
+                        if said.isEmpty, Self.magnitudes.contains(lowered) { said.append(word); continue }
+                        guard units.contains(lowered) || SearchTerms.terms(of: lowered).contains(where: counted.contains) else { break }
+                        said.append(word)
+                    }
+                    let unitWord = said.last.map { !Self.magnitudes.contains($0.lowercased()) } ?? false
+                    if counted.contains(where: SearchTerms.terms(of: after).prefix(3).contains) {
+                        evidence += counted.reduce(0) { $0 + (weights[$1] ?? 0) } + 1
+                    }
+                    let symbol = claim.text.first.map { "€$£¥".contains($0) } ?? false
+                    if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
+                    if unitWord { shown += " " + said.joined(separator: " ") }
+                    if claim.kind == .date, let start = Self.rangeStart(before: found.offset, in: bytes) { shown = start + shown }
+                }
+                if claim.kind == .name, !claim.text.contains(" "), Self.opensSentence(found.offset, in: bytes) { evidence *= 0.5 }
+                result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
+            }
+        }
+        return result
+    }
+
+    /// How strongly `line` answers: its best value of the asked kind's evidence; for a question
+    /// that asks for no value, its best piece's words (a reason's only if it gives one, with
+    /// "because", "so that"…); a line without what is asked for counts half and comes after.
+    func evidence(of line: String, weights: [String: Double]) -> (fits: Bool, evidence: Double) {
+        if asked != .any, asked != .reason, let best = values(in: line, weights: weights).filter(\.fits).map(\.evidence).max() {
+            return (true, best)
+        }
+        let words = Self.pieces(of: line).map { Set(SearchTerms.terms(of: $0)).reduce(0) { $0 + (weights[$1] ?? 0) } }.max() ?? 0
+        let fits = asked == .any || (asked == .reason && AnswerCandidates.givesReason(line))
+        return (fits, fits ? words : words / 2)
+    }
+
+    /// `lines` (found by BM25, best first) ordered by how strongly they answer, times their
+    /// file's weight (an agent's journal a quarter, a chat half); the first `keep`. Lines holding
+    /// what is asked for come first; ties keep BM25's order.
+    func rerank(_ lines: [RetrievedLine], keep: Int) -> [RetrievedLine] {
+        let weights = weights(among: lines.map(\.text))
+        let scored = lines.enumerated().map { item -> (Int, RetrievedLine, (fits: Bool, evidence: Double)) in
+            var judged = evidence(of: item.element.text, weights: weights)
+            judged.evidence *= WorkspaceSearch.weight(of: item.element.path) ?? 1
+            return (item.offset, item.element, judged)
+        }
+        return scored.sorted { left, right in
+            if left.2.fits != right.2.fits { return left.2.fits }
+            if abs(left.2.evidence - right.2.evidence) > 1e-9 { return left.2.evidence > right.2.evidence }
+            return left.0 < right.0
+        }.prefix(keep).map(\.1)
+    }
+
+    /// "21 to " before "24 January 2027": the range's start, as written.
+    static func rangeStart(before offset: Int, in bytes: [UInt8]) -> String? {
+        let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(12), as: UTF8.self)
+        for joiner in [" to ", "–", "-", " – ", " and "] where before.hasSuffix(joiner) {
+            let head = before.dropLast(joiner.count)
+            let digits = head.reversed().prefix { $0.isNumber }
+            guard (1...2).contains(digits.count), head.dropLast(digits.count).last.map({ !$0.isLetter && !$0.isNumber }) ?? true else { continue }
+            return String(digits.reversed()) + joiner
+        }
+        return nil
+    }
+
+    static let magnitudes: Set<String> = ["thousand", "million", "billion", "trillion", "hundred", "bn", "mn"]
+
+    func fits(_ claim: Claim) -> Bool {
+        switch asked {
+        case .name: claim.kind == .name
+        case .date: claim.kind == .date || (claim.kind == .number && Self.isYear(claim.text))
+        case .number: claim.kind == .number && !Self.isYear(claim.text)
+        case .any, .reason: true
+        }
+    }
+
+    static func isYear(_ text: String) -> Bool {
+        guard text.count == 4, let value = Int(text) else { return false }
+        return (1000...2999).contains(value)
+    }
+
+    private static func opensSentence(_ offset: Int, in bytes: [UInt8]) -> Bool {
+        bytes[..<min(offset, bytes.count)].allSatisfy { !(($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80) }
+    }
+
+    /// The noun a "how many" counts: the question's words after "how many" up to its verb.
+    static func countedNoun(in question: String) -> [String] {
+        let words = question.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
+        guard let many = words.indices.first(where: { $0 + 1 < words.count && words[$0] == "how" && words[$0 + 1] == "many" }) else { return [] }
+        let verbs: Set<String> = ["did", "do", "does", "were", "was", "are", "is", "will", "would", "have", "has", "had", "can", "could", "should", "went", "got"]
+        let span = words[(many + 2)...].prefix { !verbs.contains($0) }
+        return SearchTerms.terms(of: span.joined(separator: " "))
+    }
+
+    static let money: Set<String> = ["crowns", "crown", "euros", "euro", "eur", "dollars", "dollar", "usd", "pounds", "gbp", "francs", "yen",
+                                     "kroner", "kronor", "krona", "pesos", "rupees", "cents", "pence", "zloty", "lei", "forint"]
+    static let distance: Set<String> = ["km", "kilometres", "kilometers", "kilometre", "kilometer", "miles", "mile", "metres", "meters", "metre", "meter", "m", "yards", "feet", "ft"]
+    static let duration: Set<String> = ["seconds", "second", "minutes", "minute", "min", "mins", "hours", "hour", "h", "hrs", "days", "day", "weeks", "week",
+                                        "months", "month", "years", "year"]
+    static let weight: Set<String> = ["kg", "kilograms", "kilogram", "kilos", "grams", "gram", "g", "tonnes", "tonne", "tons", "pounds", "lb", "lbs"]
+    static let size: Set<String> = ["metres", "meters", "metre", "meter", "m", "cm", "mm", "feet", "ft", "inches", "square", "hectares", "acres"]
+
+    /// The units a number answering `question` comes with, if the question says.
+    static func units(for question: String) -> Set<String> {
+        let text = " " + question.lowercased().split { !$0.isLetter }.joined(separator: " ") + " "
+        let moneyWords = [" cost ", " costs ", " price ", " priced ", " pay ", " paid ", " spend ", " spent ", " rent ", " budget ", " quote ",
+                          " quoted ", " fee ", " fees ", " charge ", " charged ", " worth ", " salary ", " fare ", " earn ", " earned "]
+        if moneyWords.contains(where: text.contains) { return money }
+        if text.contains(" how far ") { return distance }
+        if text.contains(" how long ") { return duration.union(distance) }
+        if text.contains(" how old ") { return ["years", "year"] }
+        if text.contains(" how heavy ") || text.contains(" weigh ") { return weight }
+        if text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how wide ") { return size }
+        if text.contains(" how much ") { return money }
+        return []
+    }
+}

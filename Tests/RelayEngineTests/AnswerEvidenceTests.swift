@@ -1,0 +1,122 @@
+import Foundation
+import LanguageModels
+@testable import RelayEngine
+import Testing
+import WorkspaceCore
+
+/// Issue 17, questions about dropped documents and follow-ups: the engine finds the line that
+/// holds the answer, not the line that only names what the question is about (measured on
+/// SmolLM2: "Who is the chief executive of Kestrelmoor Robotics?" answered "Pellucid" from the
+/// press release's title), and gives the value with what it counts.
+@Suite struct AnswerEvidenceTests {
+    static func line(_ path: String, _ number: Int, _ text: String) -> RetrievedLine {
+        RetrievedLine(path: path, line: number, text: text, score: 1)
+    }
+
+    @Test func theLineThatHoldsTheAnswerRisesAboveTheTitleThatOnlyNamesTheSubject() {
+        let found = [
+            Self.line("Research/k/summary.md", 1, "Kestrelmoor Robotics announces the Pellucid 3 warehouse robot"),
+            Self.line("Research/w/summary.md", 32, "After nine years as chief executive, Marguerite Solberg has told the board that she will retire."),
+            Self.line("Research/k/summary.md", 4, "\"Robots must be quiet,\" said Damaris Oyelaran, chief executive of Kestrelmoor Robotics."),
+        ]
+        let judge = AnswerEvidence(question: "Who is the chief executive of Kestrelmoor Robotics?")
+        #expect(judge.rerank(found, keep: 3).map(\.line) == [4, 32, 1])
+        #expect(judge.rerank(found, keep: 1).count == 1)
+    }
+
+    @Test func aHowManyQuestionPrefersTheNumberFollowedByWhatItCounts() {
+        let found = [
+            Self.line("Research/f.md", 7, "During the night of 19 to 20 October, the freezer in laboratory 4B stopped cooling."),
+            Self.line("Research/f.md", 16, "Most samples were moved within an hour. However, 23 samples from the wetland project were judged lost."),
+        ]
+        let question = "How many samples were lost when the freezer in laboratory 4B failed?"
+        #expect(AnswerEvidence(question: question).rerank(found, keep: 2).first?.line == 16)
+        let candidates = AnswerCandidates.candidates(for: question, in: [found[1].text, found[0].text], ignoring: [], fittingOnly: true)
+        #expect(candidates.first?.text == "23 samples", "\(candidates)")
+    }
+
+    @Test func aMoneyQuestionPrefersANumberWithACurrencyAndCostMeetsPrice() {
+        #expect(SearchTerms.terms(of: "It is priced at 27,900 euros") .contains("cost"))
+        let lines = ["The Pellucid 3 ships on 9 February 2027 with 11 hours on one charge.", "It is priced at 27,900 euros per robot."]
+        let candidates = AnswerCandidates.candidates(for: "How much does it cost?", in: lines.reversed(), ignoring: [], fittingOnly: true)
+        #expect(candidates.first?.text == "27,900 euros", "\(candidates)")
+        let judge = AnswerEvidence(question: "How much does it cost?", previous: "Which company makes the Pellucid 3 robot?")
+        let ranked = judge.rerank(lines.enumerated().map { Self.line("Research/k/summary.md", $0.offset + 5, $0.element) }, keep: 2)
+        #expect(ranked.first?.line == 6)
+    }
+
+    @Test func aOneWordNameOpeningASentenceCountsLessThanANameBesideTheQuestionsWords() {
+        let found = [
+            Self.line("Research/diary.md", 24, "Camped by the stream tonight. My sister says I should write more."),
+            Self.line("Journal/user/2026-11-05.md", 4, "Liesel (my sister) turns 34 on 8 December."),
+        ]
+        let judge = AnswerEvidence(question: "What is my sister's name?")
+        #expect(judge.rerank(found, keep: 2).first?.line == 4)
+        #expect(Claims.extract(from: "Liesel (my sister) turns 34.").first == Claim(kind: .name, text: "Liesel"),
+                "a name before a bracket is no imperative verb")
+    }
+
+    @Test func anAgentsJournalLineNamingTheQuestionsChatFileIsNoEvidence() {
+        let found = [
+            Self.line("Journal/agent/2026-11-25.md", 21, "11:44 chat: 3 messages in Chats/2026-11-25-what-is-our-allotment-plot-number.md"),
+            Self.line("context.md", 44, "Our allotment is plot 27 at the Gorsebrook allotments."),
+        ]
+        #expect(AnswerEvidence(question: "What is our allotment plot number?").rerank(found, keep: 2).first?.path == "context.md")
+    }
+
+    @Test func aReasonQuestionPrefersTheLineThatGivesOneAndIrregularVerbsMeet() {
+        #expect(SearchTerms.terms(of: "we chose it") == SearchTerms.terms(of: "we choose it"))
+        #expect(SearchTerms.terms(of: "Oksana led the build") == SearchTerms.terms(of: "Oksana leads the build").map { $0 == "lead" ? "lead" : $0 })
+        let found = [
+            Self.line("Research/spec.md", 13, "Choose a spot in the root zone, so that the reading reflects the soil."),
+            Self.line("context.md", 72, "We chose Hallam Glazing over Brightpane, because their quote was 410 crowns lower."),
+            Self.line("context.md", 70, "Hallam Glazing delivers on Friday."),
+        ]
+        #expect(AnswerEvidence(question: "Why did we choose Hallam Glazing?").rerank(found, keep: 3).map(\.line) == [72, 13, 70])
+    }
+
+    @Test func aDateRangeAndAMagnitudeAreGivenWhole() {
+        let range = AnswerCandidates.candidates(for: "When is the cabin booked?", in: ["The cabin is booked for 21 to 24 January 2027."], ignoring: [])
+        #expect(range.first?.text == "21 to 24 January 2027")
+        let cost = AnswerCandidates.candidates(for: "How much does the bridge cost?", in: ["The bridge costs 4.2 million crowns; the deck is 4 metres wide."], ignoring: [])
+        #expect(cost.first?.text == "4.2 million crowns")
+        let far = AnswerCandidates.candidates(for: "How far did I run?", in: ["Ran 12.5 km in 71 minutes."], ignoring: [])
+        #expect(far.first?.text == "12.5 km")
+    }
+
+    @Test func aFollowUpsOwnWordsOutweighThePreviousMessages() throws {
+        let scratch = try RelayScratch()
+        try scratch.put("Research/b/summary.md", """
+            Progress report: the Brindle footbridge
+            Prepared for the Brindle footbridge committee.
+            The Brindle footbridge has a deck of larch.
+            If the weather allows, the bridge opens to the public on 14 March 2027.
+            """)
+        let found = WorkspaceSearch(workspace: scratch.workspace).lines(matching: "And when does it open?", context: "Who leads the Brindle footbridge project?", limit: 2)
+        #expect(found.first?.line == 4, "\(found)")
+    }
+
+    /// The template's relay on a scripted model that answers like SmolLM2 did: Remy names the
+    /// title line only, Wren takes the first value offered, Vera approves.
+    @Test func theTemplateRelayAnswersADocumentQuestionWithTheValueNotTheTitlesName() async throws {
+        let file = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" })
+        let roster = String(decoding: file.bytes, as: UTF8.self)
+        let scratch = try RelayScratch(roster: roster)
+        try scratch.put("Research/kestrelmoor/summary.md", """
+            Kestrelmoor Robotics announces the Pellucid 3 warehouse robot
+            - "Warehouses told us they wanted a quieter robot," said Damaris Oyelaran, chief executive of Kestrelmoor Robotics.
+            - The Pellucid 3 ships on 9 February 2027.
+            """)
+        let model = StepModel([.text(#"{"lines": [2]}"#), .text(#"{"answer": "Damaris Oyelaran"}"#), .text(#"{"check": "the name", "verdict": "approved"}"#)])
+        let engine = scratch.engine(model)
+        let manifest = try engine.prepare(ask: "Who is the chief executive of Kestrelmoor Robotics?")
+        #expect(manifest.retrieved?.first?.line == 2, "\(manifest.retrieved ?? [])")
+        let events = try await scratch.run(engine, manifest.id)
+        let offered = model.received[1].user
+        let options = try #require(offered.components(separatedBy: "Which of these answers the request: ").last)
+        #expect(options.hasPrefix("“Damaris Oyelaran”"), "the value beside the question's words first: \(options)")
+        let final = try #require(GroundedRelayTests.finals(events).first)
+        #expect(final.hasPrefix("Damaris Oyelaran — “"), "\(final)")
+        #expect(final.contains("(Research/kestrelmoor/summary.md:2)"), "\(final)")
+    }
+}
