@@ -82,6 +82,20 @@ import WorkspaceCore
         #expect(cost.first?.text == "4.2 million crowns")
         let far = AnswerCandidates.candidates(for: "How far did I run?", in: ["Ran 12.5 km in 71 minutes."], ignoring: [])
         #expect(far.first?.text == "12.5 km")
+        let steamed = AnswerCandidates.candidates(for: "How long is sencha steamed?", in: ["Sencha is steamed for 30 to 60 seconds."], ignoring: [])
+        #expect(steamed.first?.text == "30 to 60 seconds")
+    }
+
+    @Test func aLineThatRepeatsWhatTheLinesBeforeItSaidIsLeftOut() {
+        let sentence = "Japanese sencha is steamed for 30 to 60 seconds."
+        let found = [
+            Self.line("Research/tea.md", 4, sentence),
+            Self.line("Research/tea/summary.md", 3, sentence),
+            Self.line("context.md", 41, "[tea](Research/tea/summary.md): \(sentence) · Oolong is oxidised part of the way."),
+            Self.line("context.md", 42, "[tea2](Research/tea2/summary.md): \(sentence)"),
+        ]
+        let kept = AnswerEvidence(question: "How long is sencha steamed?").rerank(found, keep: 4)
+        #expect(kept.map { "\($0.path):\($0.line)" } == ["Research/tea.md:4", "context.md:41"])
     }
 
     @Test func aFollowUpsOwnWordsOutweighThePreviousMessages() throws {
@@ -107,7 +121,7 @@ import WorkspaceCore
             - "Warehouses told us they wanted a quieter robot," said Damaris Oyelaran, chief executive of Kestrelmoor Robotics.
             - The Pellucid 3 ships on 9 February 2027.
             """)
-        let model = StepModel([.text(#"{"lines": [2]}"#), .text(#"{"answer": "Damaris Oyelaran"}"#), .text(#"{"check": "the name", "verdict": "approved"}"#)])
+        let model = StepModel([.text(#"{"lines": [2]}"#), .text(#"{"answer": "Damaris Oyelaran"}"#), .text(#"{"check": "It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2.", "verdict": "approved"}"#)])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Who is the chief executive of Kestrelmoor Robotics?")
         #expect(manifest.retrieved?.first?.line == 2, "\(manifest.retrieved ?? [])")
@@ -118,5 +132,22 @@ import WorkspaceCore
         let final = try #require(GroundedRelayTests.finals(events).first)
         #expect(final.hasPrefix("Damaris Oyelaran — “"), "\(final)")
         #expect(final.contains("(Research/kestrelmoor/summary.md:2)"), "\(final)")
+        // Vera's check is one of the sentences the engine verified, not free text.
+        let schema = try #require(model.received[2].options.responseSchema).schema.jsonText
+        #expect(schema.contains("It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2."), "\(schema)")
+        #expect(schema.contains("Every number, date and name in it is in the sources."))
+        let verdict = events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "reviewer" { return m.text } else { return nil } }
+        #expect(verdict == ["APPROVED — It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2."])
+    }
+
+    @Test func aReviewersCheckOffersTheUnsupportedClaimAsAReasonToRevise() throws {
+        let scratch = try RelayScratch(roster: GroundedRelayTests.writerAndReviewer)
+        let engine = scratch.engine(StepModel([]))
+        let manifest = try engine.prepare(ask: "Who leads the build?")
+        let executor = RunExecutor(manifest: manifest, workspace: scratch.workspace, mode: .live, recorded: RecordedRun(), journal: nil,
+                                   models: nil, logger: Workspace.silentLogger, emit: { _ in })
+        let checks = executor.verdictChecks(reviewing: ("Wren", "Oksana Smith leads it since 1999."), sources: ["Oksana Pell leads the build."])
+        #expect(checks.revise.first == "It holds “Oksana Smith”, “1999”, which no source has.", "\(checks)")
+        #expect(checks.approve == ["Wren's text answers the request."])
     }
 }

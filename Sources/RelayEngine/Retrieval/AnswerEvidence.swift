@@ -137,7 +137,7 @@ struct AnswerEvidence {
                     let symbol = claim.text.first.map { "€$£¥".contains($0) } ?? false
                     if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
                     if unitWord { shown += " " + said.joined(separator: " ") }
-                    if claim.kind == .date, let start = Self.rangeStart(before: found.offset, in: bytes) { shown = start + shown }
+                    if claim.kind == .date || unitWord, let start = Self.rangeStart(before: found.offset, in: bytes) { shown = start + shown }
                 }
                 if claim.kind == .name, !claim.text.contains(" "), Self.opensSentence(found.offset, in: bytes) { evidence *= 0.5 }
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
@@ -168,20 +168,32 @@ struct AnswerEvidence {
             judged.evidence *= WorkspaceSearch.weight(of: item.element.path) ?? 1
             return (item.offset, item.element, judged)
         }
-        return scored.sorted { left, right in
+        let ranked = scored.sorted { left, right in
             if left.2.fits != right.2.fits { return left.2.fits }
             if abs(left.2.evidence - right.2.evidence) > 1e-9 { return left.2.evidence > right.2.evidence }
             return left.0 < right.0
-        }.prefix(keep).map(\.1)
+        }.map(\.1)
+        // A summary repeats its document's sentences, and context.md's knowledge line repeats the
+        // summary's: a line that says nothing the lines before it did is left out.
+        var kept: [RetrievedLine] = []
+        var said: Set<String> = []
+        for line in ranked where kept.count < keep {
+            let pieces = Self.pieces(of: line.text).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !pieces.allSatisfy(said.contains) else { continue }
+            said.formUnion(pieces)
+            kept.append(line)
+        }
+        return kept
     }
 
-    /// "21 to " before "24 January 2027": the range's start, as written.
+    /// "21 to " before "24 January 2027", "30 to " before "60 seconds": the range's start, as written.
     static func rangeStart(before offset: Int, in bytes: [UInt8]) -> String? {
-        let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(12), as: UTF8.self)
+        let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(16), as: UTF8.self)
         for joiner in [" to ", "–", "-", " – ", " and "] where before.hasSuffix(joiner) {
             let head = before.dropLast(joiner.count)
-            let digits = head.reversed().prefix { $0.isNumber }
-            guard (1...2).contains(digits.count), head.dropLast(digits.count).last.map({ !$0.isLetter && !$0.isNumber }) ?? true else { continue }
+            let digits = head.reversed().prefix { $0.isNumber || $0 == "," || $0 == "." }
+            guard (1...9).contains(digits.count), digits.last?.isNumber == true, digits.first?.isNumber == true,
+                  head.dropLast(digits.count).last.map({ !$0.isLetter && !$0.isNumber }) ?? true else { continue }
             return String(digits.reversed()) + joiner
         }
         return nil

@@ -69,21 +69,75 @@ extension RunExecutor {
 
     // MARK: Verdicts
 
-    /// A reviewer's reply under a grammar: a short check, then approved, or a revision for one
-    /// of the agents that may be asked (`revisable`).
-    static func verdictSchema(revisable: [String]) -> JSONValue {
-        let check: JSONValue = ["type": "string", "maxLength": 240]
+    /// A reviewer's reply under a grammar: a check, then approved, or a revision for one of the
+    /// agents that may be asked (`revisable`). The check is one of the sentences the engine
+    /// verified (`checks`): a 135M model's own "check" was noise ("APPROVED — Shyn").
+    static func verdictSchema(revisable: [String], checks: VerdictChecks) -> JSONValue {
+        func check(_ sentences: [String]) -> JSONValue { ["type": "string", "enum": .array(sentences.map { .string($0) })] }
         var options: [JSONValue] = [
-            ["type": "object", "properties": ["check": check, "verdict": ["type": "string", "enum": ["approved"]]],
+            ["type": "object", "properties": ["check": check(checks.approve), "verdict": ["type": "string", "enum": ["approved"]]],
              "required": ["check", "verdict"], "additionalProperties": false],
         ]
         if !revisable.isEmpty {
             options.append(["type": "object",
-                            "properties": ["check": check, "verdict": ["type": "string", "enum": ["revise"]],
+                            "properties": ["check": check(checks.revise), "verdict": ["type": "string", "enum": ["revise"]],
                                            "who": ["type": "string", "enum": .array(revisable.map { .string($0) })]],
                             "required": ["check", "verdict", "who"], "additionalProperties": false])
         }
         return options.count == 1 ? options[0] : ["anyOf": .array(options)]
+    }
+
+    /// What a reviewer's check may say: sentences the engine verified about the text under
+    /// review, for approving it, and reasons to revise it.
+    struct VerdictChecks: Equatable {
+        var approve: [String]
+        var revise: [String]
+    }
+
+    /// The checks for a reviewer of `previous` (the agent before it and its text), given
+    /// everything the reviewer was given (`sources`).
+    func verdictChecks(reviewing previous: (name: String, text: String)?, sources: [String]) -> VerdictChecks {
+        guard let previous, !previous.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            return VerdictChecks(approve: ["There is nothing to check."], revise: ["There is no answer yet."])
+        }
+        var approve: [String] = []
+        var revise = ["It does not answer the request."]
+        let first = previous.text.split(separator: "\n").first.map(String.init) ?? previous.text
+        if let answer = Self.renderedAnswer(first) {
+            let quoted = (manifest.retrieved ?? []).contains { "\($0.path):\($0.line)" == answer.source && $0.text.contains(answer.quote) }
+                || (try? workspace.read(String(answer.source.prefix { $0 != ":" }))).map { String(decoding: $0, as: UTF8.self).contains(answer.quote) } == true
+            if quoted, let value = answer.value {
+                let judge = AnswerEvidence(question: manifest.requestLead)
+                let kind = Claims.extract(from: value).first.flatMap { claim in
+                    judge.asked != .any && judge.fits(claim) ? ["name": "a name", "date": "a date", "number": "a number"][claim.kind.rawValue] : nil
+                }
+                approve.append((kind.map { "It gives \($0), as the request asks: " } ?? "It gives ") + "“\(value)”, from \(answer.source).")
+            } else if quoted {
+                approve.append("It quotes \(answer.source) word for word.")
+            }
+        }
+        let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay", "REVISION", "APPROVED"])
+        let unsupported = Claims.unsupported(in: previous.text, sources: sources.filter { $0 != previous.text }, ignoring: ignoring)
+        if unsupported.isEmpty {
+            if !Claims.extract(from: previous.text, ignoring: ignoring).isEmpty { approve.append("Every number, date and name in it is in the sources.") }
+        } else {
+            revise.insert("It holds \(unsupported.prefix(3).map { "“\($0.text)”" }.joined(separator: ", ")), which no source has.", at: 0)
+        }
+        approve.append("\(previous.name)'s text answers the request.")
+        return VerdictChecks(approve: approve, revise: revise)
+    }
+
+    /// "value — “quote” (path:line)" or "“quote” (path:line)", as `extract: answer` writes an answer.
+    static func renderedAnswer(_ line: String) -> (value: String?, quote: String, source: String)? {
+        guard line.hasSuffix(")"), let open = line.range(of: " (", options: .backwards) else { return nil }
+        let source = String(line[open.upperBound..<line.index(before: line.endIndex)])
+        guard source.contains(":"), !source.contains(" ") else { return nil }
+        var head = line[..<open.lowerBound]
+        guard head.hasSuffix("”"), let start = head.range(of: "“") else { return nil }
+        let quote = String(head[start.upperBound..<head.index(before: head.endIndex)]).replacingOccurrences(of: "…", with: "")
+        head = head[..<start.lowerBound]
+        let value = head.hasSuffix(" — ") ? String(head.dropLast(3)) : nil
+        return (value?.isEmpty == false ? value : nil, quote, source)
     }
 
     /// A verdict reply as the chat shows it: "APPROVED — …" or "REVISION for Wren: …" (the

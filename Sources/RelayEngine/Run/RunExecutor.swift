@@ -252,7 +252,9 @@ final class RunExecutor: @unchecked Sendable {
             if agent.extract == .verdict {
                 // Extractions are chosen from the sources: asking for one again gives the same choice.
                 let revisable = agents.filter { $0.id != agent.id && outputs[$0.id] != nil && !chose.contains($0.id) }.map(\.name)
-                options.responseSchema = ResponseSchema(name: "verdict", schema: Self.verdictSchema(revisable: revisable))
+                let reviewed: (name: String, text: String)? = if case .relay(let previous) = part { previous } else { nil }
+                let checks = verdictChecks(reviewing: reviewed, sources: prompt.sources)
+                options.responseSchema = ResponseSchema(name: "verdict", schema: Self.verdictSchema(revisable: revisable, checks: checks))
                 options.maxTokens = min(replyTokens, 160)
             }
             let request = ModelRequest(messages: conversation, tools: offer ? tools.map { AgentToolbox.definition($0, names: names) } : [], options: options)
