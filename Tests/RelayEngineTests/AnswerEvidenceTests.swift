@@ -86,6 +86,16 @@ import WorkspaceCore
         #expect(steamed.first?.text == "30 to 60 seconds")
     }
 
+    @Test func onlyValuesCloseToTheBestAreOfferedToTheModel() {
+        let lines = ["Greenhouse budget: 3,150 crowns, split between the two of us.",
+                     "We chose Hallam Glazing for the greenhouse glass, because their quote was 410 crowns lower."]
+        let ranked = AnswerCandidates.candidates(for: "What is the budget for the greenhouse?", in: lines, ignoring: [], fittingOnly: true)
+        #expect(ranked.map(\.text) == ["3,150 crowns", "410 crowns"])
+        #expect(AnswerCandidates.close(ranked).map(\.text) == ["3,150 crowns"], "a value of another line is not offered")
+        let book = AnswerCandidates.candidates(for: "Which book did the club pick?", in: ["The club picked \"The Salt Cartographer\" by Imre Dallow."], ignoring: [])
+        #expect(AnswerCandidates.close(book).map(\.text) == ["Salt Cartographer", "Imre Dallow"], "values of one sentence stay a choice")
+    }
+
     @Test func aLineThatRepeatsWhatTheLinesBeforeItSaidIsLeftOut() {
         let sentence = "Japanese sencha is steamed for 30 to 60 seconds."
         let found = [

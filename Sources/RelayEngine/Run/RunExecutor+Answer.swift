@@ -53,10 +53,11 @@ extension RunExecutor {
         let earlier = manifest.previousExchange?.message
         let fitting = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true)
-        let candidates = fitting.isEmpty
+        let ranked = fitting.isEmpty
             ? AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier, limit: Self.answerChoices)
             : fitting
-        guard !candidates.isEmpty else { return "" }
+        guard !ranked.isEmpty else { return "" }
+        let candidates = AnswerCandidates.close(ranked)
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
         let options = candidates.map(\.text)
         let user = prompt.user + "\n\nWhich of these answers the request: " + options.map { "“\($0)”" }.joined(separator: ", ") + "?"
@@ -86,8 +87,9 @@ extension RunExecutor {
         return holding.count > 300 ? String(holding.prefix(299)) + "…" : holding
     }
 
-    /// The values an answer is chosen from, best first. Measured on SmolLM2: among eight it
-    /// sometimes took the fourth, a word from an unrelated line.
+    /// The values an answer is chosen from, best first, at most (and only those close to the
+    /// best: `AnswerCandidates.close`). Measured on SmolLM2: among eight it sometimes took the
+    /// fourth, a word from an unrelated line.
     static let answerChoices = 3
 
     /// The opening sentences a document's "what it is" can be chosen from.
