@@ -513,11 +513,23 @@ enum Scorer {
                             precision: Claims.score(text, sources: [source], roster: roster))
     }
 
+    /// The value an answer of the form "value — “quote” (source)" states; nil for any other form.
+    static func statedValue(of text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let dash = trimmed.range(of: " — “") else { return nil }
+        let value = trimmed[..<dash.lowerBound]
+        guard !value.isEmpty, !value.contains("\n"), Text.wordCount(String(value)) <= 12 else { return nil }
+        return String(value)
+    }
+
     static func answer(_ text: String, accept: [[String]], sources: [String], roster: Set<String>) -> AnswerScore {
         // Sentences: each line, and each sentence of a line (a bullet list of three is three).
         let count = Text.units(text).count
         let words = Text.wordCount(text)
-        let hit = Text.found(accept, anywhereIn: text)
+        // "value — “quote” (path:line)": the value is the answer, the quote only its evidence, so
+        // "Damaris Oyelaran — “…chief executive of Kestrelmoor Robotics.”" does not answer
+        // "Which company…?" however the quote reads.
+        let hit = Text.found(accept, anywhereIn: statedValue(of: text) ?? text)
         let short = count <= maximumSentences && words <= maximumWords
         let verdict: AnswerVerdict = !hit ? .wrong : (short ? .answered : .tooLong)
         return AnswerScore(verdict: verdict, sentences: count, words: words, precision: Claims.score(text, sources: sources, roster: roster))
@@ -1543,6 +1555,10 @@ func selfTest(_ options: Options) -> Bool {
     let manyWords = "You are building the Fennick greenhouse with Bram Otieno, " + String(repeating: "and you both agreed on a lean-to design against the wall ", count: 6) + "."
     check(Scorer.answer(manyWords, accept: accept, sources: [notes], roster: roster).verdict == .tooLong, "more than 60 words is too long")
     check(Scorer.answer("APPROVED: the answer is clear and short.", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "an answer without it is wrong")
+    check(Scorer.answer("Bram Otieno — “Started it with Bram Otieno.” (Journal/user/2026-11-02.md:4)", accept: accept, sources: [notes], roster: roster).verdict == .answered,
+          "a value with its quote is answered")
+    check(Scorer.answer("Fennick — “Started it with Bram Otieno.” (Journal/user/2026-11-02.md:4)", accept: accept, sources: [notes], roster: roster).verdict == .wrong,
+          "a wrong value is wrong even when its quote holds the answer")
     check(Scorer.answer("", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "no answer is wrong")
     let invented = Scorer.answer("You are building it with Bram Otieno and Karl Jensen.", accept: accept, sources: [notes], roster: roster)
     check((invented.precision.precision ?? 1) < 1, "an invented name in an answer lowers its precision (\(invented.precision.unsupported))")
