@@ -160,4 +160,11 @@ import WorkspaceCore
         #expect(checks.revise.first == "It holds “Oksana Smith”, “1999”, which no source has.", "\(checks)")
         #expect(checks.approve == ["Wren's text answers the request."])
     }
+
+    @Test func aSummaryOpensWithAStatementNotAShortSectionHeading() {
+        let document = "# Incident report: freezer failure in laboratory 4B\n\n## What happened\n\nThe freezer in laboratory 4B stopped cooling overnight.\n\n## Samples\n\n23 samples were lost.\n"
+        let options = RunExecutor.overviewCandidates(of: document, taken: ["Incident report: freezer failure in laboratory 4B"])
+        #expect(options == ["The freezer in laboratory 4B stopped cooling overnight.", "23 samples were lost."])
+        #expect(RunExecutor.overviewCandidates(of: "# Tea\n\n## Green\n", taken: []) == ["Tea", "Green"], "headings when there is nothing else")
+    }
 }

@@ -95,10 +95,21 @@ extension RunExecutor {
     /// The opening sentences a document's "what it is" can be chosen from.
     static let overviewChoices = 5
 
+    /// The opening sentences of `document` not already `taken`, without short section headings
+    /// ("What happened", "Minutes of the last meeting" opened summaries on SmolLM2): at most
+    /// ``overviewChoices``; the headings only when nothing else is left.
+    static func overviewCandidates(of document: String, taken: Set<String>) -> [String] {
+        let bytes = Array(document.utf8)
+        let units = Sentences.units(of: bytes, keepingFragments: false).map { (kind: $0.kind, text: bare($0.text(in: bytes))) }
+            .filter { !$0.text.isEmpty && !taken.contains($0.text) }
+        let statements = units.filter { $0.kind != .heading || $0.text.split(separator: " ").count >= 6 }
+        return Array((statements.isEmpty ? units : statements).prefix(overviewChoices).map(\.text))
+    }
+
     private func chooseOverview(_ step: Int, agent: AgentDefinition, document: String, previous: (name: String, text: String), budget: Int,
                                 restored: Bool, tally: inout Tally) async throws -> String {
         let taken = Set(Self.sourcedLines(in: previous.text).map(\.text))
-        let opening = Sentences.split(document).map(Self.bare).filter { !$0.isEmpty && !taken.contains($0) }.prefix(Self.overviewChoices)
+        let opening = Self.overviewCandidates(of: document, taken: taken)
         guard !opening.isEmpty else { return previous.text }
         let numbered = opening.enumerated().map { "[\($0.offset + 1)] \(FocusedPrompt.fit($0.element, tokens: 120, what: "the sentence", budget: budget).0)" }
         let path = manifest.triggerPath ?? "the file"
