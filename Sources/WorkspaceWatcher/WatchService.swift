@@ -181,7 +181,7 @@ public actor WatchService {
             switch rule.action {
             case .relay(let relay) where launcher == nil:
                 if notedWaiting.insert(trigger.id).inserted {
-                    try store.setNote(trigger.id, "waiting: relay '\(relay)' needs the relay engine, which this build does not have yet")
+                    try store.setNote(trigger.id, "waiting: relay '\(relay)' needs the relay engine, and this daemon was started without one (an embedding of WatchService without a RelayLauncher)")
                 }
                 continue
             default: break
