@@ -532,7 +532,15 @@ enum Scorer {
         let hit = Text.found(accept, anywhereIn: statedValue(of: text) ?? text)
         let short = count <= maximumSentences && words <= maximumWords
         let verdict: AnswerVerdict = !hit ? .wrong : (short ? .answered : .tooLong)
-        return AnswerScore(verdict: verdict, sentences: count, words: words, precision: Claims.score(text, sources: sources, roster: roster))
+        return AnswerScore(verdict: verdict, sentences: count, words: words,
+                           precision: Claims.score(withoutCitations(text), sources: sources, roster: roster))
+    }
+
+    /// `text` without its "(path:line)" citations: the line number says where the quote is, it
+    /// is no claim about the world (whether the quote is really there is a separate matter: a
+    /// quote's numbers and names are scored like any other).
+    static func withoutCitations(_ text: String) -> String {
+        text.replacingOccurrences(of: #"\((?:[^()\s/]+/)*[^()\s/]+\.(?:md|txt|markdown|json|html|pdf):\d+\)"#, with: "", options: .regularExpression)
     }
 }
 
@@ -1557,6 +1565,10 @@ func selfTest(_ options: Options) -> Bool {
     check(Scorer.answer("APPROVED: the answer is clear and short.", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "an answer without it is wrong")
     check(Scorer.answer("Bram Otieno — “Started it with Bram Otieno.” (Journal/user/2026-11-02.md:4)", accept: accept, sources: [notes], roster: roster).verdict == .answered,
           "a value with its quote is answered")
+    check(Scorer.answer("Bram Otieno — “Started it with Bram Otieno.” (Journal/user/2026-11-02.md:44)", accept: accept, sources: [notes], roster: roster).precision.unsupported.isEmpty,
+          "a citation's line number is no claim")
+    check(Scorer.answer("Bram Otieno paid 77 — (Journal/user/2026-11-02.md:44)", accept: accept, sources: [notes], roster: roster).precision.unsupported == ["77"],
+          "a number outside the citation still counts")
     check(Scorer.answer("Fennick — “Started it with Bram Otieno.” (Journal/user/2026-11-02.md:4)", accept: accept, sources: [notes], roster: roster).verdict == .wrong,
           "a wrong value is wrong even when its quote holds the answer")
     check(Scorer.answer("", accept: accept, sources: [notes], roster: roster).verdict == .wrong, "no answer is wrong")
