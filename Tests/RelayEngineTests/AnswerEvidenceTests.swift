@@ -167,4 +167,19 @@ import WorkspaceCore
         #expect(options == ["The freezer in laboratory 4B stopped cooling overnight.", "23 samples were lost."])
         #expect(RunExecutor.overviewCandidates(of: "# Tea\n\n## Green\n", taken: []) == ["Tea", "Green"], "headings when there is nothing else")
     }
+
+    @Test func aTitleTheQuestionAsksAboutIsTrimmedFromTheNameBesideIt() {
+        let lines = ["To: Lorcan Teague, trading as Crumb Bakery · Unit 9, Ashgrove Trading Estate · Hester Quayle Estates Manager, Ashgrove Estates"]
+        let who = AnswerCandidates.candidates(for: "Who is the Estates Manager at Ashgrove?", in: lines, ignoring: [], fittingOnly: true)
+        #expect(who.first?.text == "Hester Quayle", "\(who)")
+    }
+
+    @Test func aSignAndAMeasureAreAskedForAndGivenWithTheNumber() {
+        #expect(AnswerCandidates.asked(by: "How wide is the deck?") == .number)
+        #expect(AnswerCandidates.asked(by: "What was the temperature inside the freezer?") == .number)
+        let lines = ["The bridge has a single span of 38 metres. The deck is 4 metres wide."]
+        #expect(AnswerCandidates.candidates(for: "How wide is the deck?", in: lines, ignoring: []).first?.text == "4 metres")
+        let cold = ["At 07:50 the temperature inside had risen to minus 41 degrees, from the normal minus 80."]
+        #expect(AnswerCandidates.candidates(for: "What was the temperature inside the freezer at 07:50?", in: cold, ignoring: []).first?.text == "minus 41 degrees")
+    }
 }

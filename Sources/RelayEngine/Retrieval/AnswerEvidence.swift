@@ -108,9 +108,20 @@ struct AnswerEvidence {
             let pieceTerms = Set(SearchTerms.terms(of: piece))
             let bytes = Array(piece.utf8)
             for found in Claims.scan(piece, ignoring: ignoring) {
-                let claim = found.claim
+                var claim = found.claim
+                var offset = found.offset
+                if claim.kind == .name {
+                    // "Hester Quayle Estates Manager" for "Who is the Estates Manager?": the
+                    // question's words at either end of a name are what it asks about, not the answer.
+                    var words = claim.text.split(separator: " ").map(String.init)
+                    let asks = { (word: String) in SearchTerms.terms(of: word).contains(where: questionTerms.contains) }
+                    while let first = words.first, asks(first) { offset += first.utf8.count + 1; words.removeFirst() }
+                    while let last = words.last, asks(last) { words.removeLast() }
+                    // A name the question already holds word for word is what it asks about, not the answer.
+                    guard !words.isEmpty else { continue }
+                    claim.text = words.joined(separator: " ")
+                }
                 let claimTerms = Set(SearchTerms.terms(of: claim.text))
-                // A name the question already holds word for word is what it asks about, not the answer.
                 if !claimTerms.isEmpty, claimTerms.isSubset(of: questionTerms) { continue }
                 // The words of its own sentence, and at half those of the rest of the line (a
                 // knowledge line's other facts, a paragraph's other sentences: its subject).
@@ -118,7 +129,7 @@ struct AnswerEvidence {
                 evidence += lineTerms.subtracting(pieceTerms).subtracting(claimTerms).reduce(0) { $0 + (weights[$1] ?? 0) } / 2
                 var shown = claim.text
                 if claim.kind == .number || claim.kind == .date {
-                    let end = min(bytes.count, found.offset + claim.text.utf8.count)
+                    let end = min(bytes.count, offset + claim.text.utf8.count)
                     let after = String(decoding: bytes[end...].prefix(48), as: UTF8.self)
                     // "4.2 million crowns", "23 samples": the words that say what the number counts.
                     let words = after.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(after.hasPrefix(" ") ? 1 : 0)
@@ -137,9 +148,12 @@ struct AnswerEvidence {
                     let symbol = claim.text.first.map { "€$£¥".contains($0) } ?? false
                     if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
                     if unitWord { shown += " " + said.joined(separator: " ") }
-                    if claim.kind == .date || unitWord, let start = Self.rangeStart(before: found.offset, in: bytes) { shown = start + shown }
+                    if claim.kind == .date || unitWord, let start = Self.rangeStart(before: offset, in: bytes) { shown = start + shown }
+                    // "minus 41 degrees": the sign is part of the value.
+                    let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(9), as: UTF8.self).lowercased()
+                    if claim.kind == .number, before.hasSuffix("minus ") || before.hasSuffix("negative ") { shown = (before.hasSuffix("minus ") ? "minus " : "negative ") + shown }
                 }
-                if claim.kind == .name, !claim.text.contains(" "), Self.opensSentence(found.offset, in: bytes) { evidence *= 0.5 }
+                if claim.kind == .name, !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
             }
         }
@@ -246,7 +260,10 @@ struct AnswerEvidence {
         if text.contains(" how long ") { return duration.union(distance) }
         if text.contains(" how old ") { return ["years", "year"] }
         if text.contains(" how heavy ") || text.contains(" weigh ") { return weight }
-        if text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how wide ") { return size }
+        if text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how wide ") || text.contains(" how deep ")
+            || text.contains(" how high ") || text.contains(" how large ") { return size }
+        if text.contains(" temperature ") || text.contains(" how hot ") || text.contains(" how cold ") { return ["degrees", "degree", "c", "f", "°c", "°f"] }
+        if text.contains(" how fast ") { return ["km", "kph", "mph", "knots", "kilometres", "miles"] }
         if text.contains(" how much ") { return money }
         return []
     }

@@ -21,6 +21,9 @@ enum AnswerCandidates {
         let text = " " + words.joined(separator: " ") + " "
         if text.contains(" how much ") || text.contains(" how many ") || text.contains(" how far ") || text.contains(" how long ")
             || text.contains(" how old ") || text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how heavy ")
+            || text.contains(" how wide ") || text.contains(" how deep ") || text.contains(" how high ") || text.contains(" how large ")
+            || text.contains(" how fast ") || text.contains(" how often ") || text.contains(" how hot ") || text.contains(" how cold ")
+            || text.contains(" temperature ")
             || text.contains(" what number ") || text.contains(" what percentage ") || text.contains(" what price ") || text.contains(" cost ")
             || text.contains(" price ") || text.contains(" budget ") || text.contains(" number ") || text.contains(" rent ")
             || text.contains(" fee ") || text.contains(" salary ") || text.contains(" fare ") {
