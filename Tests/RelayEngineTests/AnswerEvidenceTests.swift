@@ -182,4 +182,16 @@ import WorkspaceCore
         let cold = ["At 07:50 the temperature inside had risen to minus 41 degrees, from the normal minus 80."]
         #expect(AnswerCandidates.candidates(for: "What was the temperature inside the freezer at 07:50?", in: cold, ignoring: []).first?.text == "minus 41 degrees")
     }
+
+    @Test func aWhereQuestionGetsThePlaceAndAWhatQuestionTheNameBesideItsNoun() {
+        #expect(AnswerCandidates.asked(by: "Where is the factory?") == .name)
+        let factory = ["To build it, the company is expanding its factory in Lunsford, creating 120 new jobs."]
+        #expect(AnswerCandidates.candidates(for: "Where is the Kestrelmoor factory?", in: factory, ignoring: []).first?.text == "Lunsford")
+        let club = ["Next book club meeting is at Café Lumen on 3 December, 19:30."]
+        #expect(AnswerCandidates.candidates(for: "Where is the next book club meeting?", in: club, ignoring: []).first?.text == "Café Lumen")
+        let radio = ["It talks to the gateway over the Loomnet protocol at 868 MHz, which reaches about a kilometre."]
+        #expect(AnswerCandidates.candidates(for: "What protocol does the sensor use?", in: radio, ignoring: []).first?.text == "Loomnet")
+        let lift = ["Lifts up to 600 kilograms · Runs 11 hours on one charge"]
+        #expect(AnswerCandidates.candidates(for: "How long does it run on one charge?", in: lift, ignoring: []).first?.text == "11 hours")
+    }
 }

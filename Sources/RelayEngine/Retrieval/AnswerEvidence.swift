@@ -28,6 +28,10 @@ struct AnswerEvidence {
     /// Lowercase words a number of the asked kind comes with ("euros", "km").
     let units: Set<String>
     let ignoring: Set<String>
+    /// "Where …?": a place, a name after "in", "at", "near".
+    let placeAsked: Bool
+    /// "What protocol …?", "Which cafe …?": the noun after the question word, its stem.
+    let askedNoun: String?
 
     /// The factor of a previous message's words, and of the words of a name the question holds.
     static let previousFactor = 1.0 / 3
@@ -51,6 +55,10 @@ struct AnswerEvidence {
         }
         self.factors = factors
         counted = Self.countedNoun(in: question)
+        let words = question.lowercased().split { !$0.isLetter }.map(String.init)
+        placeAsked = words.contains("where")
+        askedNoun = words.indices.first { ["what", "which"].contains(words[$0]) && $0 + 1 < words.count }
+            .flatMap { SearchTerms.terms(of: words[$0 + 1]).first }
         units = asked == .number ? Self.units(for: question) : []
     }
 
@@ -138,7 +146,7 @@ struct AnswerEvidence {
                     for word in words {
                         let lowered = word.lowercased()
                         if said.isEmpty, Self.magnitudes.contains(lowered) { said.append(word); continue }
-                        guard units.contains(lowered) || SearchTerms.terms(of: lowered).contains(where: counted.contains) else { break }
+                        guard Self.anyUnit.contains(lowered) || SearchTerms.terms(of: lowered).contains(where: counted.contains) else { break }
                         said.append(word)
                     }
                     let unitWord = said.last.map { !Self.magnitudes.contains($0.lowercased()) } ?? false
@@ -153,7 +161,19 @@ struct AnswerEvidence {
                     let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(9), as: UTF8.self).lowercased()
                     if claim.kind == .number, before.hasSuffix("minus ") || before.hasSuffix("negative ") { shown = (before.hasSuffix("minus ") ? "minus " : "negative ") + shown }
                 }
-                if claim.kind == .name, !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
+                if claim.kind == .name {
+                    let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(12), as: UTF8.self).lowercased()
+                    let after = String(decoding: bytes[min(bytes.count, offset + claim.text.utf8.count)...].prefix(24), as: UTF8.self)
+                    // "Where …?": a name after "in", "at", "near" is a place.
+                    if placeAsked, ["in ", "at ", "near ", "to ", "from ", "outside "].contains(where: { before.hasSuffix(" " + $0) || before == $0 }) {
+                        evidence += (weights.values.max() ?? 0) + 1
+                    }
+                    // "What protocol …?": the name right before or after the noun asked for ("the Loomnet protocol").
+                    if let noun = askedNoun, SearchTerms.terms(of: after).prefix(1).contains(noun) || SearchTerms.terms(of: before).suffix(1).contains(noun) {
+                        evidence += (weights.values.max() ?? 0) + 1
+                    }
+                    if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
+                }
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
             }
         }
@@ -212,6 +232,9 @@ struct AnswerEvidence {
         }
         return nil
     }
+
+    /// Every unit a number is given with, whatever the question asked.
+    static let anyUnit: Set<String> = money.union(distance).union(duration).union(weight).union(size).union(["degrees", "percent", "mhz", "ghz", "kwh", "litres", "liters"])
 
     static let magnitudes: Set<String> = ["thousand", "million", "billion", "trillion", "hundred", "bn", "mn"]
 

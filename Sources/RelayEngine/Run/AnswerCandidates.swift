@@ -36,7 +36,7 @@ enum AnswerCandidates {
         if text.hasPrefix(" why ") || text.contains(" why ") || text.hasPrefix(" how ") || text.contains(" what reason ") {
             return .reason
         }
-        if text.contains(" who ") || text.contains(" whom ") || text.contains(" whose ") || text.contains(" which company ")
+        if text.contains(" who ") || text.contains(" whom ") || text.contains(" whose ") || text.contains(" where ") || text.contains(" which company ")
             || text.contains(" which firm ") || text.contains(" what company ") || text.contains(" which book ") || text.contains(" what book ")
             || text.contains(" called ") || text.contains(" named ") || text.contains(" name ") {
             return .name
