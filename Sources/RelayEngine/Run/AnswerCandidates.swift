@@ -86,13 +86,21 @@ enum AnswerCandidates {
         let questionTerms = Set(SearchTerms.terms(of: question))
         let questionClaims = Set(Claims.extract(from: question, ignoring: ignoring).map { $0.text.lowercased() })
         var scored: [(candidate: Candidate, evidence: Double, distance: Int, fits: Bool)] = []
-        var seen: Set<String> = []
+        // Each value once, where it has the most evidence ("Lunsford" of a dateline and of "its
+        // factory in Lunsford" in one knowledge line).
+        var seen: [String: Int] = [:]
         for (index, line) in lines.enumerated() {
             for value in judge.values(in: line, weights: weights) {
                 let key = value.claim.text.lowercased()
-                guard !questionClaims.contains(key), seen.insert(key).inserted else { continue }
-                scored.append((Candidate(text: value.shown, line: index, evidence: value.evidence), value.evidence,
-                               distance(of: value.claim.text, to: questionTerms, in: line), value.fits))
+                guard !questionClaims.contains(key) else { continue }
+                let entry = (Candidate(text: value.shown, line: index, evidence: value.evidence), value.evidence,
+                             distance(of: value.claim.text, to: questionTerms, in: line), value.fits)
+                if let earlier = seen[key] {
+                    if scored[earlier].candidate.line == index, value.evidence > scored[earlier].evidence { scored[earlier] = entry }
+                    continue
+                }
+                seen[key] = scored.count
+                scored.append(entry)
             }
         }
         if fittingOnly { scored = scored.filter(\.fits) }
