@@ -194,4 +194,10 @@ import WorkspaceCore
         let lift = ["Lifts up to 600 kilograms · Runs 11 hours on one charge"]
         #expect(AnswerCandidates.candidates(for: "How long does it run on one charge?", in: lift, ignoring: []).first?.text == "11 hours")
     }
+
+    @Test func aCountWrittenInWordsAnswersHowMany() {
+        let lines = ["Present: twenty-two members and two guests. The meeting closed at 21:15."]
+        let count = AnswerCandidates.candidates(for: "How many members were present at the meeting?", in: lines, ignoring: [], fittingOnly: true)
+        #expect(count.first?.text == "twenty-two members", "\(count)")
+    }
 }

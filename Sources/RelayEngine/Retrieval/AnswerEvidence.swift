@@ -176,9 +176,32 @@ struct AnswerEvidence {
                 }
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
             }
+            if asked == .number, !counted.isEmpty { result += spelledCounts(in: piece, pieceTerms: pieceTerms, weights: weights) }
         }
         return result
     }
+
+    /// "twenty-two members" for "How many members …?": a count written in words, followed by
+    /// the counted noun (a claim for no check — words are not checked — but an answer).
+    func spelledCounts(in piece: String, pieceTerms: Set<String>, weights: [String: Double]) -> [Value] {
+        let words = piece.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
+        var result: [Value] = []
+        for (index, word) in words.enumerated() where index + 1 < words.count {
+            let parts = word.lowercased().split(separator: "-").map(String.init)
+            guard !parts.isEmpty, parts.allSatisfy(Self.numberWords.contains),
+                  SearchTerms.terms(of: words[index + 1]).contains(where: counted.contains) else { continue }
+            let shown = word + " " + words[index + 1]
+            let evidence = pieceTerms.subtracting(counted).reduce(0) { $0 + (weights[$1] ?? 0) } + counted.reduce(0) { $0 + (weights[$1] ?? 0) } + 1
+            result.append(Value(claim: Claim(kind: .number, text: word), shown: shown, fits: true, evidence: evidence))
+        }
+        return result
+    }
+
+    static let numberWords: Set<String> = [
+        "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen",
+        "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+        "ninety", "hundred", "thousand", "dozen",
+    ]
 
     /// How strongly `line` answers: its best value of the asked kind's evidence; for a question
     /// that asks for no value, its best piece's words (a reason's only if it gives one, with
