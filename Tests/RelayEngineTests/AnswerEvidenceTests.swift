@@ -172,6 +172,8 @@ import WorkspaceCore
         let lines = ["To: Lorcan Teague, trading as Crumb Bakery · Unit 9, Ashgrove Trading Estate · Hester Quayle Estates Manager, Ashgrove Estates"]
         let who = AnswerCandidates.candidates(for: "Who is the Estates Manager at Ashgrove?", in: lines, ignoring: [], fittingOnly: true)
         #expect(who.first?.text == "Hester Quayle", "\(who)")
+        let agency = AnswerCandidates.candidates(for: "Which travel agency booked the trip?", in: ["Booked through Saltwind Travel."], ignoring: [])
+        #expect(agency.first?.text == "Saltwind Travel", "a one-word remainder is no person's name: \(agency)")
     }
 
     @Test func aSignAndAMeasureAreAskedForAndGivenWithTheNumber() {

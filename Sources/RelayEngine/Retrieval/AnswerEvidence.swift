@@ -121,13 +121,17 @@ struct AnswerEvidence {
                 if claim.kind == .name {
                     // "Hester Quayle Estates Manager" for "Who is the Estates Manager?": the
                     // question's words at either end of a name are what it asks about, not the answer.
+                    // Only when a name of two words or more is left: "Saltwind Travel" stays whole
+                    // for "Which travel agency …?".
                     var words = claim.text.split(separator: " ").map(String.init)
+                    var start = offset
                     let asks = { (word: String) in SearchTerms.terms(of: word).contains(where: questionTerms.contains) }
-                    while let first = words.first, asks(first) { offset += first.utf8.count + 1; words.removeFirst() }
+                    while let first = words.first, asks(first) { start += first.utf8.count + 1; words.removeFirst() }
                     while let last = words.last, asks(last) { words.removeLast() }
-                    // A name the question already holds word for word is what it asks about, not the answer.
-                    guard !words.isEmpty else { continue }
-                    claim.text = words.joined(separator: " ")
+                    if words.count >= 2 {
+                        claim.text = words.joined(separator: " ")
+                        offset = start
+                    }
                 }
                 let claimTerms = Set(SearchTerms.terms(of: claim.text))
                 if !claimTerms.isEmpty, claimTerms.isSubset(of: questionTerms) { continue }
