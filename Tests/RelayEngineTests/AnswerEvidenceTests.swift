@@ -202,4 +202,12 @@ import WorkspaceCore
         let count = AnswerCandidates.candidates(for: "How many members were present at the meeting?", in: lines, ignoring: [], fittingOnly: true)
         #expect(count.first?.text == "twenty-two members", "\(count)")
     }
+
+    @Test func theQuestionWordDecidesWhatIsAskedBeforeAWordAboutMoney() {
+        #expect(AnswerCandidates.asked(by: "When was the rent review notice dated?") == .date)
+        #expect(AnswerCandidates.asked(by: "Who will pay the rent?") == .name)
+        #expect(AnswerCandidates.asked(by: "What will the new rent be?") == .number)
+        #expect(AnswerCandidates.asked(by: "How much does it cost?") == .number)
+        #expect(AnswerCandidates.asked(by: "Why is the rent higher?") == .reason)
+    }
 }

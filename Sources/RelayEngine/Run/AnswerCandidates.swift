@@ -19,25 +19,22 @@ enum AnswerCandidates {
     static func asked(by question: String) -> Asked {
         let words = question.lowercased().split { !$0.isLetter }.map(String.init)
         let text = " " + words.joined(separator: " ") + " "
-        if text.contains(" how much ") || text.contains(" how many ") || text.contains(" how far ") || text.contains(" how long ")
-            || text.contains(" how old ") || text.contains(" how big ") || text.contains(" how tall ") || text.contains(" how heavy ")
-            || text.contains(" how wide ") || text.contains(" how deep ") || text.contains(" how high ") || text.contains(" how large ")
-            || text.contains(" how fast ") || text.contains(" how often ") || text.contains(" how hot ") || text.contains(" how cold ")
-            || text.contains(" temperature ")
-            || text.contains(" what number ") || text.contains(" what percentage ") || text.contains(" what price ") || text.contains(" cost ")
-            || text.contains(" price ") || text.contains(" budget ") || text.contains(" number ") || text.contains(" rent ")
-            || text.contains(" fee ") || text.contains(" salary ") || text.contains(" fare ") {
-            return .number
-        }
-        if text.contains(" when ") || text.contains(" what date ") || text.contains(" which date ") || text.contains(" what day ")
-            || text.contains(" which day ") || text.contains(" by when ") || text.contains(" what year ") {
-            return .date
-        }
+        // The question word decides first ("When was the rent notice dated?" asks for a date);
+        // a word about money only when no question word does ("What is the rent?").
+        let measures = [" how much ", " how many ", " how far ", " how long ", " how old ", " how big ", " how tall ", " how heavy ",
+                        " how wide ", " how deep ", " how high ", " how large ", " how fast ", " how often ", " how hot ", " how cold ",
+                        " what number ", " what percentage ", " what price ", " temperature "]
+        if measures.contains(where: text.contains) { return .number }
+        let dates = [" when ", " what date ", " which date ", " what day ", " which day ", " by when ", " what year "]
+        if dates.contains(where: text.contains) { return .date }
+        let people = [" who ", " whom ", " whose ", " where "]
+        if people.contains(where: text.contains) { return .name }
         if text.hasPrefix(" why ") || text.contains(" why ") || text.hasPrefix(" how ") || text.contains(" what reason ") {
             return .reason
         }
-        if text.contains(" who ") || text.contains(" whom ") || text.contains(" whose ") || text.contains(" where ") || text.contains(" which company ")
-            || text.contains(" which firm ") || text.contains(" what company ") || text.contains(" which book ") || text.contains(" what book ")
+        let amounts = [" cost ", " costs ", " price ", " budget ", " number ", " rent ", " fee ", " salary ", " fare "]
+        if amounts.contains(where: text.contains) { return .number }
+        if text.contains(" which company ") || text.contains(" which firm ") || text.contains(" what company ") || text.contains(" which book ") || text.contains(" what book ")
             || text.contains(" called ") || text.contains(" named ") || text.contains(" name ") {
             return .name
         }
