@@ -131,6 +131,20 @@ import WorkspaceCore
         #expect(!model.received.contains { $0.system.hasPrefix("You are Paige.") && $0.schemaName != "plan" })
     }
 
+    @Test func minWorkersMakesThePlannersSchemaAskForThatManyAndRepeatedSubtasksAreOneWorker() async throws {
+        let scratch = try Self.scratch(#", "minWorkers": 2"#)
+        let model = KeyedModel { request in
+            if request.schemaName == "plan" { return .init(text: #"{"subtasks": ["Describe llamas", "describe llamas", "Describe alpacas"]}"#) }
+            return .init(text: request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL")
+        }
+        let engine = scratch.engine(model)
+        try await scratch.run(engine, try engine.prepare(ask: "Compare llamas and alpacas").id)
+        let schema = try #require(model.received.first?.options.responseSchema?.schema["properties"]?["subtasks"])
+        #expect(schema["minItems"] == 2 && schema["maxItems"] == 4)
+        #expect(model.received.compactMap(\.workerNumber).sorted() == [1, 2])
+        #expect(model.received.contains { $0.user.contains("[Your Subtask — 2 of 2]:\nDescribe alpacas") })
+    }
+
     @Test func morePlannedSubtasksThanMaxWorkersAreRefusedBeforeAnyWorkerRuns() async throws {
         let scratch = try Self.scratch(#", "maxWorkers": 2"#)
         let model = KeyedModel { _ in .init(text: Self.plan) }  // a server that ignored the schema's maxItems

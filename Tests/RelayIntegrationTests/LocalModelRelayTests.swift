@@ -42,6 +42,27 @@ struct LocalModelRelayTests {
         #expect(answer.count < 400, "an answer, not a dump of the notes: \(answer)")
     }
 
+    @Test func aPlanRelayCompletesWithTwoParallelWorkers() throws {
+        let s = try ScratchWorkspace()
+        // The template's agents and a planner; SmolLM2 copies the request as its only subtask
+        // unless the schema asks for two (`minWorkers`).
+        let roster = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("AgentConfiguration.json")))) as? [[String: Any]])
+        let planner: [String: Any] = ["id": "planner", "name": "Paige", "emoji": "📋", "color": "#4A90D9", "order": -1, "tools": [String](),
+                                      "systemPrompt": "You are Paige, the Planner. You split a request into small independent subtasks, one per thing the request names."]
+        try s.write("AgentConfiguration.json", String(decoding: try JSONSerialization.data(withJSONObject: [planner] + roster), as: UTF8.self))
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))) as? [String: Any])
+        object["relays"] = ["chat": ["roster": "AgentConfiguration.json", "input": "chat", "mode": "plan", "planner": "planner", "worker": "writer",
+                                     "coordinator": "writer", "minWorkers": 2, "parallel": 2]]
+        try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Compare green tea and black tea"])
+        #expect(ask.status == 0, "\(ask.standardError)")
+        let events = ask.text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.filter { $0["event"] as? String == "workerStarted" }.count == 2, "\(ask.text.suffix(2000))")
+        #expect(events.filter { $0["event"] as? String == "agentFinished" && $0["worker"] != nil }.count == 2)
+        let final = events.last { $0["event"] as? String == "final" }?["text"] as? String ?? ""
+        #expect(!final.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+    }
+
     @Test func aFileDroppedInResearchUnderRelayWatchGetsItsSummary() throws {
         let w = try WatchedWorkspace(triggers: WatchRelayIntegrationTests.templateTriggers)
         try w.start(environment: ["RELAY_MODEL_URL": LocalModel.baseURL])

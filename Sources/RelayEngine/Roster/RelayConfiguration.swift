@@ -104,7 +104,7 @@ public struct RelayConfiguration: Sendable, Equatable {
         var relays: [RelayDefinition] = []
         for (name, object) in try root.objectMembers("relays") {
             try object.allowOnly(["roster", "description", "input", "request", "agents", "mode", "maxMessages", "classifier",
-                                  "planner", "worker", "coordinator", "maxWorkers", "parallel", "maxCalls"])
+                                  "planner", "worker", "coordinator", "maxWorkers", "minWorkers", "parallel", "maxCalls"])
             guard name.range(of: #"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
                 throw object.failure("'\(name)' is not a usable relay name (letters, digits, '_' and '-')")
             }
@@ -148,7 +148,7 @@ extension RelayDefinition {
             }
             self.mode = known
         }
-        let routeFields = ["maxMessages", "classifier"], planFields = ["planner", "worker", "coordinator", "maxWorkers", "parallel", "maxCalls"]
+        let routeFields = ["maxMessages", "classifier"], planFields = ["planner", "worker", "coordinator", "maxWorkers", "minWorkers", "parallel", "maxCalls"]
         for field in routeFields where mode != .route && object.contains(field) {
             throw object.failure(at: field, "'\(field)' is for relays with \"mode\": \"route\" (this one is \(mode.rawValue))")
         }
@@ -161,6 +161,10 @@ extension RelayDefinition {
         plan.worker = try object.optionalString("worker")
         plan.coordinator = try object.optionalString("coordinator")
         if let most = try object.optionalInteger("maxWorkers", in: 1...16) { plan.maxWorkers = most }
+        if let least = try object.optionalInteger("minWorkers", in: 1...16) {
+            guard least <= plan.maxWorkers else { throw object.failure(at: "minWorkers", "\(least) is more than maxWorkers (\(plan.maxWorkers))") }
+            plan.minWorkers = least
+        }
         if let parallel = try object.optionalInteger("parallel", in: 1...16) { plan.parallel = parallel }
         plan.maxCalls = try object.optionalInteger("maxCalls", in: 3...1_000)
         // Fields are only known to be agents once the roster is read: `validate(_:)`.

@@ -39,6 +39,9 @@ public struct PlanSettings: Sendable, Codable, Equatable {
     public var coordinator: String?
     /// The most subtasks a plan may have (the planner's schema allows no more; more is refused).
     public var maxWorkers: Int
+    /// The fewest subtasks the planner's schema accepts (default 1). A 135M planner copies the
+    /// request as its one subtask; `2` makes it split.
+    public var minWorkers: Int
     /// How many workers run at once (the model server's slots: `make model` starts 2).
     public var parallel: Int
     /// The most model calls a turn may make (planner, workers with their tool rounds,
@@ -49,7 +52,8 @@ public struct PlanSettings: Sendable, Codable, Equatable {
     public static let defaultParallel = 2
 
     public init(planner: String? = nil, worker: String? = nil, coordinator: String? = nil, maxWorkers: Int = PlanSettings.defaultMaxWorkers,
-                parallel: Int = PlanSettings.defaultParallel, maxCalls: Int? = nil) {
+                minWorkers: Int = 1, parallel: Int = PlanSettings.defaultParallel, maxCalls: Int? = nil) {
+        self.minWorkers = minWorkers
         self.planner = planner
         self.worker = worker
         self.coordinator = coordinator

@@ -73,7 +73,7 @@ extension RunExecutor {
         callBudget = CallBudget(cap: plan.callCap, run: manifest.id)
 
         var outputs: [String: String] = [:]
-        let (planned, subtasks) = try await runPlanner(planner, most: plan.maxWorkers)
+        let (planned, subtasks) = try await runPlanner(planner, least: plan.minWorkers, most: plan.maxWorkers)
         messages.append(planned)
         outputs[planner.id] = planned.text
         emit(.planned(step: 0, subtasks: subtasks))
@@ -128,11 +128,11 @@ extension RunExecutor {
 
     // MARK: The planner
 
-    /// `{"subtasks": ["…", …]}`: one to `most` short sentences.
-    static func planSchema(most: Int) -> JSONValue {
+    /// `{"subtasks": ["…", …]}`: `least` to `most` short sentences.
+    static func planSchema(least: Int = 1, most: Int) -> JSONValue {
         ["type": "object",
          "properties": ["subtasks": ["type": "array", "items": ["type": "string", "minLength": 3, "maxLength": 240],
-                                     "minItems": 1, "maxItems": .number(Double(max(1, most)))]],
+                                     "minItems": .number(Double(max(1, min(least, most)))), "maxItems": .number(Double(max(1, most)))]],
          "required": ["subtasks"], "additionalProperties": false]
     }
 
@@ -152,7 +152,7 @@ extension RunExecutor {
         }
     }
 
-    private func runPlanner(_ agent: AgentDefinition, most: Int) async throws -> (AgentMessage, [String]) {
+    private func runPlanner(_ agent: AgentDefinition, least: Int, most: Int) async throws -> (AgentMessage, [String]) {
         let step = 0
         let restored = recorded.steps[step] != nil
         let info = AgentInfo(agent)
@@ -161,14 +161,16 @@ extension RunExecutor {
         let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: manifest.context, part: .relay(previous: nil),
                                          budget: budget, toolCount: 0, extras: extras(for: agent))
         for cut in prompt.cuts where !restored { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
-        let user = prompt.user + "\n\nSplit the request into 1 to \(most) subtasks that can each be done on its own, one short sentence each. "
+        let user = prompt.user + "\n\nSplit the request into \(least) to \(most) subtasks that can each be done on its own, one short sentence each. "
             + #"Reply only with JSON: {"subtasks": ["…"]}."#
         var options = ModelOptions(maxTokens: min(FocusedPrompt.replyTokens(for: agent, budget: budget), 32 + 80 * most))
-        options.responseSchema = ResponseSchema(name: "plan", schema: Self.planSchema(most: most))
+        options.responseSchema = ResponseSchema(name: "plan", schema: Self.planSchema(least: least, most: most))
         let answer = try await modelCall("\(step)/0", step: step, agent: agent,
                                          request: ModelRequest(messages: [.system(prompt.system), .user(user)], options: options),
                                          quiet: restored, streams: false)
         var subtasks = Self.subtasks(in: answer.reply.text)
+        var seen: Set<String> = []
+        subtasks = subtasks.filter { seen.insert($0.lowercased()).inserted }  // the same subtask twice is one worker's work
         guard subtasks.count <= most else {
             throw RelayError(.tooManySubtasks, "run \(manifest.id): \(agent.name) planned \(subtasks.count) subtasks and relay '\(manifest.relay)' allows \(most) "
                              + "(relay.json \"maxWorkers\"); nothing was started. The model server did not enforce the plan's schema: use llama-server, or raise maxWorkers")
