@@ -3,8 +3,8 @@ import Testing
 
 /// The template's relays on the real local model of `make model` (llama-server with
 /// SmolLM2-135M-Instruct). Skipped, with the reason in the report, where no server answers.
-/// One test at a time: `make model` serves one request at a time, and runs queued behind each
-/// other's on a loaded machine could wait past the client's idle timeout.
+/// One test at a time: `make model` serves two requests at a time (a plan relay's two workers),
+/// and runs queued behind each other's on a loaded machine could wait past the client's idle timeout.
 @Suite("Relays on the local model, end to end", .serialized,
        .enabled(if: LocalModel.isAnswering, "no model server answers at 127.0.0.1:8080 — run `make model` to run these tests"))
 struct LocalModelRelayTests {
