@@ -140,10 +140,13 @@ MODEL_PORT ?= 8080
 MODEL_CONTEXT ?= 4096
 # Small models fall into loops; a mild penalty on repeated tokens keeps their answers moving.
 MODEL_REPEAT_PENALTY ?= 1.15
-# One request at a time with the whole window: with several slots the server shares one KV cache
-# of MODEL_CONTEXT tokens among them (kv_unified), and concurrent runs then fail with "Context
-# size has been exceeded"; on two cores parallel slots add no throughput anyway.
-MODEL_PARALLEL ?= 1
+# Slots: requests the server works on at once. A plan relay runs its workers 2 at a time by
+# default ("parallel" in relay.json), so the server gets 2 slots and a context of slots × 4,096
+# tokens: each request keeps the whole 4,096-token window of the reference model (with one cache
+# of MODEL_CONTEXT shared among slots, concurrent requests failed with "Context size has been
+# exceeded"). `relay doctor` reports the slots the server has.
+MODEL_PARALLEL ?= 2
+MODEL_SERVER_CONTEXT = $(shell echo $$(( $(MODEL_PARALLEL) * $(MODEL_CONTEXT) )))
 
 $(LLAMA_SERVER):
 	@set -e; start=$$(date +%s); \
@@ -177,7 +180,7 @@ model: $(LLAMA_SERVER) $(MODEL_GGUF)
 	if curl -sf "$$url/health" >/dev/null 2>&1; then \
 	  echo "a model server already answers at $$url (pid file $$pidfile: $$(cat "$$pidfile" 2>/dev/null || echo none))"; exit 0; fi; \
 	if ! { [ -f "$$pidfile" ] && kill -0 "$$(cat "$$pidfile")" 2>/dev/null; }; then \
-	  setsid "$(LLAMA_SERVER)" -m "$(MODEL_GGUF)" --host $(MODEL_HOST) --port $(MODEL_PORT) --jinja -c $(MODEL_CONTEXT) --parallel $(MODEL_PARALLEL) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
+	  setsid "$(LLAMA_SERVER)" -m "$(MODEL_GGUF)" --host $(MODEL_HOST) --port $(MODEL_PORT) --jinja -c $(MODEL_SERVER_CONTEXT) --parallel $(MODEL_PARALLEL) --repeat-penalty $(MODEL_REPEAT_PENALTY) \
 	    </dev/null >"$$log" 2>&1 & echo $$! >"$$pidfile"; fi; \
 	pid=$$(cat "$$pidfile"); printf 'llama-server (pid %s) starting at %s ' "$$pid" "$$url"; \
 	for i in $$(seq 1 240); do \

@@ -81,6 +81,8 @@ public struct RelayEngine: Sendable {
         if conversation != nil, let bytes = try? workspace.read(chatFile) {
             manifest.previousExchange = Conversation.lastExchange(in: String(decoding: bytes, as: UTF8.self))
         }
+        applyShape(of: relay, roster: roster, message: single == nil ? text : nil,
+                   transcript: conversation == nil ? nil : transcript(ofChat: chatFile), to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
         if let conversation, (try? workspace.resolve(chatFile).exists) == true {
             // Continuing a chat: the message goes at its end, as if the person had written it there.
@@ -141,6 +143,8 @@ public struct RelayEngine: Sendable {
             }
         }
         (manifest.files, manifest.folders) = listing()
+        applyShape(of: relay, roster: roster, message: manifest.source == .chat ? manifest.request : nil,
+                   transcript: manifest.source == .chat ? transcript(ofChat: manifest.chatFile) : nil, to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
         try store.create(&manifest)
         return manifest

@@ -1,6 +1,6 @@
 /// The errors of the relay engine, each with a message that names the run, the file or the
 /// agent concerned and says what to do.
-public struct RelayError: Error, CustomStringConvertible, Sendable {
+public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Code: String, Sendable {
         /// A relay, agent or run named on the command line or in a trigger does not exist.
         case notFound
@@ -13,6 +13,15 @@ public struct RelayError: Error, CustomStringConvertible, Sendable {
         /// Replay produced different files than the recording.
         case replayMismatch
         case io
+        /// A plan relay's limits (issue 19), enforced by the engine whatever the model asks:
+        /// a worker tried to start workers (or ask another agent to run).
+        case workerCannotSpawn
+        /// The planner gave more subtasks than the relay's `maxWorkers`.
+        case tooManySubtasks
+        /// The turn would make more model calls than the relay's `maxCalls`.
+        case modelCallCap
+        /// A prompt cannot fit its agent's token budget even with everything cuttable cut.
+        case overBudget
     }
 
     public var code: Code

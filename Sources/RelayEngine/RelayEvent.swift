@@ -38,6 +38,11 @@ public struct AgentMessage: Sendable, Equatable, Codable {
     public var restored: Bool
     /// What the engine's grounding check found in the text and did about it (nil: nothing found).
     public var grounding: GroundingNote?
+    /// In a plan relay: the worker's number (1…) and its subtask, in plan order.
+    public var worker: Int?
+    public var subtask: String?
+    /// In a routed relay: why this agent answers ("rule: keyword 'poem'", "classifier", "fallback: …").
+    public var selectedBy: String?
 
     /// Claims of a message that none of the agent's inputs supports, and what the engine did:
     /// asked the agent for a revision, or removed the sentences that carry them.
@@ -84,6 +89,16 @@ public enum RelayEvent: Sendable, Equatable {
     /// The grounding check found numbers, dates or names in an agent's text that none of its
     /// inputs holds, and asked for a revision or removed them.
     case grounding(step: Int, agent: AgentInfo, note: AgentMessage.GroundingNote)
+    /// A routed turn chose its agent(s): by @mention, a rule, the classifier, or the fallback
+    /// to the first agent; `reason` says which and what matched.
+    case selected(agents: [AgentInfo], reason: String)
+    /// A plan relay's planner split the request into these subtasks (workers 1…n, in plan order).
+    case planned(step: Int, subtasks: [String])
+    /// A worker of a plan relay began its subtask (workers run in parallel; their text is not
+    /// streamed — each result comes whole with `agentFinished`, whose message names the worker).
+    case workerStarted(step: Int, worker: Int, of: Int, agent: AgentInfo, subtask: String)
+    /// The engine refused something an agent tried against a limit (a worker starting workers).
+    case refused(step: Int, agent: AgentInfo, error: RelayError)
     /// Something a person should know: input cut or converted, a skipped file, a roster fallback.
     case note(String)
     /// The run is over: the turn's answer (the last working agent's text after revisions, not
@@ -128,10 +143,22 @@ extension RelayEvent {
             ]
             if let by = message.revisionRequestedBy { object["revisionRequestedBy"] = .string(by) }
             if !message.cuts.isEmpty { object["cuts"] = .array(message.cuts.map { .string($0) }) }
+            if let worker = message.worker { object["worker"] = .number(Double(worker)) }
+            if let subtask = message.subtask { object["subtask"] = .string(subtask) }
+            if let why = message.selectedBy { object["selectedBy"] = .string(why) }
             return .object(object)
         case .grounding(let step, let info, let note):
             return ["event": "grounding", "step": .number(Double(step)), "agent": agent(info), "unsupported": .array(note.unsupported.map { .string($0) }),
                     "action": .string(note.action.rawValue), "request": .string(note.request), "removed": .array(note.removed.map { .string($0) })]
+        case .selected(let agents, let reason):
+            return ["event": "selected", "agents": .array(agents.map(agent)), "reason": .string(reason)]
+        case .planned(let step, let subtasks):
+            return ["event": "planned", "step": .number(Double(step)), "subtasks": .array(subtasks.map { .string($0) })]
+        case .workerStarted(let step, let worker, let count, let info, let subtask):
+            return ["event": "workerStarted", "step": .number(Double(step)), "worker": .number(Double(worker)), "workers": .number(Double(count)),
+                    "agent": agent(info), "subtask": .string(subtask)]
+        case .refused(let step, let info, let error):
+            return ["event": "refused", "step": .number(Double(step)), "agent": agent(info), "code": .string(error.code.rawValue), "message": .string(error.message)]
         case .note(let text):
             return ["event": "note", "text": .string(text)]
         case .final(let id, let text, let files):

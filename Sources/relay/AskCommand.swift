@@ -13,11 +13,14 @@ struct AskCommand: AsyncParsableCommand {
             written to Chats/ (NAME.md to read and reply in, NAME.json the full transcript) and \
             to any outputs the roster declares. Every model reply is journaled first under \
             .relay/runs/, so Ctrl-C, a crash or a model server going away leave a run that \
-            `relay resume ID` continues without asking again what was answered.
+            `relay resume ID` continues without asking again what was answered. A relay whose \
+            relay.json entry says "mode": "route" asks one agent (by @mention, rule or \
+            classifier); "mode": "plan" splits the request among parallel workers.
 
             Examples:
               relay ask "What should I pack for two days of hiking in March?"
               relay ask --agent Wren "Rewrite my notes in Journal/user/ as one paragraph"
+              relay ask "@Remy @Wren what did I note about the plumber?"   # those agents only
               relay ask --chat weekend-trip "And if it rains?"
               relay ask --relay research --json "Summarise Research/llamas.md" | jq .event
             """

@@ -76,6 +76,7 @@ struct DoctorCommand: AsyncParsableCommand {
             report.servedModels = try await client.servedModels()
             report.answers = true
             report.answerMilliseconds = (ContinuousClock.now - started).milliseconds
+            report.concurrentRequests = await (client as? OpenAICompatibleModel)?.concurrentRequests()
         } catch {
             report.answers = false
             failure = message(error)
@@ -92,6 +93,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if let root, let workspace = try? Workspace.open(at: root) {
             do {
                 let relays = try RelayConfiguration.load(from: workspace)
+                report.parallelWanted = relays.relays.filter { $0.mode == .plan }.map(\.plan.parallel).max()
                 report.rosters = try relays.relays.map { relay in
                     "\(relay.name) (\(try relays.roster(for: relay, in: workspace).agents.count) agents)"
                 }.joined(separator: ", ")
@@ -177,6 +179,11 @@ struct DoctorCommand: AsyncParsableCommand {
         case false?: row("Server", Terminal.paint("does not answer", .red, stream: 1))
         case nil: break
         }
+        if let slots = report.concurrentRequests {
+            let wanted = report.parallelWanted ?? 0
+            row("Slots", "\(slots) request\(slots == 1 ? "" : "s") at once"
+                + (wanted > slots ? Terminal.paint(" — fewer than the \(wanted) parallel workers relay.json asks for; the rest wait (`make model` starts 2)", .yellow, stream: 1) : ""))
+        }
         if let native = report.nativeToolCalls {
             row("Native tools", native
                 ? "yes — it called the probe tool (toolMode \"native\" works)"
@@ -215,6 +222,10 @@ struct DoctorReport: Encodable {
     var answers: Bool?
     var answerMilliseconds: Int?
     var servedModels: [String] = []
+    /// How many requests the server takes at once (llama-server's slots), when it says.
+    var concurrentRequests: Int?
+    /// The most parallel workers a plan relay of the workspace asks for.
+    var parallelWanted: Int?
     var nativeToolCalls: Bool?
     var tokensPerSecond: Double?
     var firstTokenMilliseconds: Int?

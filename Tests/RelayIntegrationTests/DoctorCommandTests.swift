@@ -52,6 +52,25 @@ struct DoctorCommandTests {
         #expect(quickReport["nativeToolCalls"] == nil && quickReport["tokensPerSecond"] == nil, "--quick skips the probes")
     }
 
+    @Test func doctorReportsHowManyRequestsTheServerTakesAtOnceAndWarnsWhenAPlanWantsMore() throws {
+        let s = try ScratchWorkspace()
+        let server = FakeModelServer(log: s.base + "/requests.log")  // answers /props with 2 slots, as llama-server -np 2
+        try server.start()
+        let environment = ["RELAY_MODEL_URL": server.baseURL]
+        let quick = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick", "--json"], environment: environment)
+        let report = try #require(try JSONSerialization.jsonObject(with: quick.standardOutput) as? [String: Any])
+        #expect(report["concurrentRequests"] as? Int == 2, "\(quick.text)")
+        let text = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick"], environment: environment).text
+        #expect(text.contains("Slots          2 requests at once"), "\(text)")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["relays"] = ["chat": ["roster": "AgentConfiguration.json", "mode": "plan", "parallel": 4]]
+        try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        let wanting = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick"], environment: environment).text
+        #expect(wanting.contains("fewer than the 4 parallel workers relay.json asks for"), "\(wanting)")
+    }
+
     @Test func noServerExitsWith1AndNamesTheURLAndWhatToDo() throws {
         let url = "http://127.0.0.1:\(Self.closedPort())/v1"
         let result = try run(Binaries.relay, ["doctor"], environment: ["RELAY_MODEL_URL": url], in: FileManager.default.temporaryDirectory.path)

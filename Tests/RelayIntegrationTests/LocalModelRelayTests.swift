@@ -3,8 +3,8 @@ import Testing
 
 /// The template's relays on the real local model of `make model` (llama-server with
 /// SmolLM2-135M-Instruct). Skipped, with the reason in the report, where no server answers.
-/// One test at a time: `make model` serves one request at a time, and runs queued behind each
-/// other's on a loaded machine could wait past the client's idle timeout.
+/// One test at a time: `make model` serves two requests at a time (a plan relay's two workers),
+/// and runs queued behind each other's on a loaded machine could wait past the client's idle timeout.
 @Suite("Relays on the local model, end to end", .serialized,
        .enabled(if: LocalModel.isAnswering, "no model server answers at 127.0.0.1:8080 — run `make model` to run these tests"))
 struct LocalModelRelayTests {
@@ -40,6 +40,27 @@ struct LocalModelRelayTests {
         let answer = try #require(final, "no final event in: \(ask.text.suffix(2000))")
         #expect(answer.contains("Thessaly Marchbank"), "the final answer: \(answer)")
         #expect(answer.count < 400, "an answer, not a dump of the notes: \(answer)")
+    }
+
+    @Test func aPlanRelayCompletesWithTwoParallelWorkers() throws {
+        let s = try ScratchWorkspace()
+        // The template's agents and a planner; SmolLM2 copies the request as its only subtask
+        // unless the schema asks for two (`minWorkers`).
+        let roster = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("AgentConfiguration.json")))) as? [[String: Any]])
+        let planner: [String: Any] = ["id": "planner", "name": "Paige", "emoji": "📋", "color": "#4A90D9", "order": -1, "tools": [String](),
+                                      "systemPrompt": "You are Paige, the Planner. You split a request into small independent subtasks, one per thing the request names."]
+        try s.write("AgentConfiguration.json", String(decoding: try JSONSerialization.data(withJSONObject: [planner] + roster), as: UTF8.self))
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))) as? [String: Any])
+        object["relays"] = ["chat": ["roster": "AgentConfiguration.json", "input": "chat", "mode": "plan", "planner": "planner", "worker": "writer",
+                                     "coordinator": "writer", "minWorkers": 2, "parallel": 2]]
+        try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Compare green tea and black tea"])
+        #expect(ask.status == 0, "\(ask.standardError)")
+        let events = ask.text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.filter { $0["event"] as? String == "workerStarted" }.count == 2, "\(ask.text.suffix(2000))")
+        #expect(events.filter { $0["event"] as? String == "agentFinished" && $0["worker"] != nil }.count == 2)
+        let final = events.last { $0["event"] as? String == "final" }?["text"] as? String ?? ""
+        #expect(!final.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
     }
 
     @Test func aFileDroppedInResearchUnderRelayWatchGetsItsSummary() throws {

@@ -72,4 +72,20 @@ public struct OpenAICompatibleModel: LanguageModel {
         let entries = json["data"]?.arrayValue ?? json["models"]?.arrayValue ?? []
         return entries.compactMap { $0["id"]?.stringValue ?? $0["model"]?.stringValue ?? $0["name"]?.stringValue }
     }
+
+    /// How many requests the server works on at once — llama-server's slots (`GET /props`'s
+    /// `total_slots`, else the length of `GET /slots`); nil for servers that say nothing of it
+    /// (vLLM, OpenAI). The paths are at the server's root, beside `/v1`.
+    public func concurrentRequests() async -> Int? {
+        let root = baseURL.hasSuffix("/v1") ? String(baseURL.dropLast(3)) : baseURL
+        if let data = try? await exchange.get(root + "/props", headers: headers),
+           let json = try? JSONDecoder().decode(JSONValue.self, from: data), let slots = json["total_slots"]?.intValue {
+            return slots
+        }
+        if let data = try? await exchange.get(root + "/slots", headers: headers),
+           let json = try? JSONDecoder().decode(JSONValue.self, from: data), let slots = json.arrayValue {
+            return slots.count
+        }
+        return nil
+    }
 }

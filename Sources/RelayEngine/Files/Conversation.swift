@@ -90,6 +90,9 @@ enum Conversation {
         ]
         if let by = message.revisionRequestedBy { object["revisionRequestedBy"] = .string(by) }
         if let request = message.revisionRequest { object["revisionRequest"] = .string(request) }
+        if let worker = message.worker { object["worker"] = .number(Double(worker)) }
+        if let subtask = message.subtask { object["subtask"] = .string(subtask) }
+        if let why = message.selectedBy { object["selectedBy"] = .string(why) }
         if let grounding = message.grounding {
             object["grounding"] = ["unsupported": .array(grounding.unsupported.map { .string($0) }), "action": .string(grounding.action.rawValue),
                                    "removed": .array(grounding.removed.map { .string($0) })]
@@ -174,8 +177,14 @@ enum Conversation {
             var heading = "### \(message.agent.label) · \(message.agent.id)"
             if manifest.roster.first(where: { $0.id == message.agent.id })?.isReviewer == true { heading += " · verdict" }
             if let by = message.revisionRequestedBy { heading += " · revision requested by \(by)" }
+            if let worker = message.worker { heading += " · worker \(worker)" }
+            if let why = message.selectedBy { heading += " · selected by \(why)" }
             lines.append(heading)
             lines.append("")
+            if let subtask = message.subtask {
+                lines.append("> Subtask \(message.worker ?? 0): \(subtask.replacingOccurrences(of: "\n", with: " "))")
+                lines.append("")
+            }
             if let request = message.revisionRequest {
                 lines.append("> \(request.replacingOccurrences(of: "\n", with: "\n> "))")
                 lines.append("")

@@ -38,11 +38,13 @@ public struct AgentDefinition: Sendable, Codable, Equatable {
     /// Whether the engine checks the agent's numbers, dates and names against its inputs
     /// (nil: yes). `false` is for agents asked to invent — a story, a name for a cat.
     public var grounding: Bool?
+    /// In a routed relay: the keywords and patterns that send a message to this agent.
+    public var route: RouteRule?
 
     public init(
         id: String, name: String, emoji: String, color: String, systemPrompt: String, order: Int,
         tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil,
-        role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil
+        role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil, route: RouteRule? = nil
     ) {
         self.id = id
         self.name = name
@@ -59,6 +61,7 @@ public struct AgentDefinition: Sendable, Codable, Equatable {
         self.retrieve = retrieve
         self.extract = extract
         self.grounding = grounding
+        self.route = route
     }
 
     /// Whether the agent's text is checked against its inputs (promise 8).

@@ -26,7 +26,7 @@ public struct Roster: Sendable, Equatable {
     }
 
     static let seedFields = ["id", "name", "emoji", "color", "systemPrompt", "order"]
-    static let optionalFields = ["tools", "output", "model", "tokenBudget", "maxTokens", "role", "retrieve", "extract", "grounding"]
+    static let optionalFields = ["tools", "output", "model", "tokenBudget", "maxTokens", "role", "retrieve", "extract", "grounding", "route"]
 
     /// Parses and validates a roster file (the seed's `AgentConfiguration.json` format).
     ///
@@ -114,11 +114,12 @@ public struct AgentOverride: Sendable, Equatable {
     public var retrieve: Int?
     public var extract: Extraction?
     public var grounding: Bool?
+    public var route: RouteRule?
     /// Where it was read, for the message about an unknown agent id.
     var location: String = ""
 
     public init(tools: [AgentTool]? = nil, output: DeclaredOutput? = nil, model: String? = nil, tokenBudget: Int? = nil, maxTokens: Int? = nil,
-                role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil) {
+                role: AgentRole? = nil, retrieve: Int? = nil, extract: Extraction? = nil, grounding: Bool? = nil, route: RouteRule? = nil) {
         self.tools = tools
         self.output = output
         self.model = model
@@ -128,6 +129,7 @@ public struct AgentOverride: Sendable, Equatable {
         self.retrieve = retrieve
         self.extract = extract
         self.grounding = grounding
+        self.route = route
     }
 
     func apply(to agent: inout AgentDefinition) {
@@ -140,6 +142,7 @@ public struct AgentOverride: Sendable, Equatable {
         if let retrieve { agent.retrieve = retrieve }
         if let extract { agent.extract = extract }
         if let grounding { agent.grounding = grounding }
+        if let route { agent.route = route }
     }
 
     func unknownAgent(id: String, roster: String, known: [String]) -> WorkspaceError {
@@ -188,6 +191,7 @@ public struct AgentOverride: Sendable, Equatable {
         }
         result.retrieve = try object.optionalInteger("retrieve", in: 0...40)
         result.grounding = try object.optionalBool("grounding")
+        if let route = try object.optionalObject("route") { result.route = try RouteRule.read(from: route) }
         if let extract = try object.optionalString("extract") {
             guard let known = Extraction(rawValue: extract) else {
                 throw object.failure(at: "extract", "'\(extract)' is not an extraction (extractions: \(Extraction.allCases.map(\.rawValue).joined(separator: ", ")))")

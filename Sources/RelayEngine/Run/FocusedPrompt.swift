@@ -36,6 +36,8 @@ struct FocusedPrompt: Equatable {
         /// The engine's grounding check found claims in the agent's output that none of its
         /// inputs holds: the agent gets its inputs again, its output and the list.
         case grounding(previous: (name: String, text: String)?, own: String, unsupported: [String])
+        /// A plan relay's worker: the request and its one subtask (`number` of `count`).
+        case subtask(number: Int, of: Int, text: String)
     }
 
     /// What the engine adds to a focused prompt besides the request and the previous agent's
@@ -120,6 +122,13 @@ struct FocusedPrompt: Equatable {
             let (keptPrevious, previousCut) = fit(previous.text, tokens: available - estimate(keptRequest) - 12, what: "\(previous.name)'s output", budget: budget)
             cuts += [requestCut, previousCut].compactMap { $0 }
             let user = lead + "[User Request]:\n\(keptRequest)\n\n[Previous Agent — \(previous.name)]:\n\(keptPrevious)"
+            return FocusedPrompt(system: system, user: user, cuts: cuts, sources: [system, user])
+        case .subtask(let number, let count, let task):
+            let (keptTask, taskCut) = fit(task, tokens: available / 4, what: "the subtask", budget: budget)
+            let (keptRequest, requestCut) = fit(request, tokens: available - estimate(keptTask) - 32, what: "the request", budget: budget)
+            cuts += [requestCut, taskCut].compactMap { $0 }
+            let user = lead + "[User Request]:\n\(keptRequest)\n\n[Your Subtask — \(number) of \(count)]:\n\(keptTask)\n\n"
+                + "Do only this subtask; other agents do the others. Answer with its result."
             return FocusedPrompt(system: system, user: user, cuts: cuts, sources: [system, user])
         case .revision(let own, let requester, let revisionRequest, let requesterOutput):
             let quarter = available / 4

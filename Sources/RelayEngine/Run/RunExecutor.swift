@@ -93,11 +93,20 @@ final class RunExecutor: @unchecked Sendable {
     let source: Workspace?
     let logger: Logger
 
-    private var cachedModels: [String: any LanguageModel] = [:]
-    private(set) var report = ReplayReport()
-    private var messages: [AgentMessage] = []
-    private var filesWritten: [String] = []
+    var cachedModels: [String: any LanguageModel] = [:]
+    var report = ReplayReport()
+    var messages: [AgentMessage] = []
+    var filesWritten: [String] = []
     var revisionsUsed = 0
+    /// A routed turn: the agents selected and why (agent id → "rule: keyword 'poem'").
+    var selectedAgents: [AgentDefinition]?
+    var selection: [String: String] = [:]
+    /// In a plan relay: the turn's count of model calls against its cap, shared by its workers.
+    var callBudget: CallBudget?
+    /// Set on a worker's own executor: which subtask it does (workers never spawn workers).
+    var worker: WorkerContext?
+    /// Cuts made to a step's inputs before its prompt was built (a coordinator's worker results).
+    var givenCuts: [String] = []
     /// Agents whose latest answer was chosen from the sources (a revision would choose the same).
     var chose: Set<String> = []
 
@@ -114,10 +123,7 @@ final class RunExecutor: @unchecked Sendable {
         self.emit = emit
     }
 
-    var agents: [AgentDefinition] {
-        guard let single = manifest.singleAgent else { return manifest.roster }
-        return manifest.roster.filter { $0.id == single }
-    }
+    var agents: [AgentDefinition] { selectedAgents ?? manifest.runningAgents }
 
     // MARK: The relay
 
@@ -135,6 +141,19 @@ final class RunExecutor: @unchecked Sendable {
             emit(.final(runID: manifest.id, text: "", files: filesWritten))
             return
         }
+        if let notice = manifest.mentionNotice {
+            try finishWithNotice(notice)
+            return
+        }
+        switch manifest.shape {
+        case .plan:
+            try await executePlan()
+            return
+        case .route:
+            try await selectRoute()
+        case .sequence:
+            break
+        }
         var queue: [QueuedStep] = []
         var previous: (name: String, text: String)?
         var outputs: [String: String] = [:]
@@ -146,6 +165,7 @@ final class RunExecutor: @unchecked Sendable {
                 let (stepMessage, revisions, inputs) = try await runStep(step, agent: next.agent, part: next.part, requestedBy: next.requestedBy,
                                                                      revisionRequest: next.revisionRequest, outputs: outputs)
                 var message = stepMessage
+                if next.requestedBy == nil, !next.isGroundingRevision, let why = selection[next.agent.id] { message.selectedBy = why }
                 // Promise 8: what the agent wrote is checked against what it was given.
                 if let check = groundingCheck(of: message, agent: next.agent, inputs: inputs, step: step, alreadyRevised: next.isGroundingRevision) {
                     message.grounding = check.note
@@ -172,6 +192,12 @@ final class RunExecutor: @unchecked Sendable {
                 }
             }
         }
+        try finishRun(after: step, outputs: outputs)
+    }
+
+    /// The end of every run: the chat and transcript in their final form, declared outputs,
+    /// the agents' journal line, the `finished` record and the `final` event.
+    func finishRun(after step: Int, outputs: [String: String]) throws {
         try writeConversation(after: step, finished: true)
         try writeDeclaredOutputs(outputs)
         let revised = messages.filter { $0.revisionRequestedBy != nil }.count
@@ -206,7 +232,7 @@ final class RunExecutor: @unchecked Sendable {
     struct Revision { var target: String; var request: String }
 
     /// One agent's fresh session: the focused prompt, tool rounds, the answer.
-    private func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
+    func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
                          revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision], [String]) {
         if let extraction = agent.extract, extraction != .verdict, extraction != .answer || hasAnswerChoices(agent, part: part) {
             let message = try await runExtraction(step, agent: agent, kind: extraction, part: part, requestedBy: requestedBy, revisionRequest: revisionRequest)
@@ -222,9 +248,15 @@ final class RunExecutor: @unchecked Sendable {
         let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: manifest.context, part: part, budget: budget,
                                          toolCount: tools.count, extras: extras(for: agent))
         let info = AgentInfo(agent)
+        let history = routeHistory(for: agent, room: budget - FocusedPrompt.replyTokens(for: agent, budget: budget)
+                                   - FocusedPrompt.estimate(prompt.system) - FocusedPrompt.estimate(prompt.user))
         if !restored {
-            emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest))
-            for cut in prompt.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
+            if let worker {
+                emit(.workerStarted(step: step, worker: worker.number, of: worker.count, agent: info, subtask: worker.subtask))
+            } else {
+                emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest))
+            }
+            for cut in prompt.cuts + history.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
         }
         var replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
         if let document = manifest.document, agent.output?.mode == .write, agent.maxTokens == nil {
@@ -234,8 +266,8 @@ final class RunExecutor: @unchecked Sendable {
         // Revisions go to agents that have spoken in this turn, other than this one.
         let names = AgentToolbox.Names(agents: agents.filter { $0.id != agent.id && outputs[$0.id] != nil }.map(\.name),
                                        files: manifest.files, folders: manifest.folders)
-        var conversation: [ChatMessage] = [.system(prompt.system), .user(prompt.user)]
-        var inputs = prompt.sources
+        var conversation: [ChatMessage] = [.system(prompt.system)] + history.messages + [.user(prompt.user)]
+        var inputs = prompt.sources + history.messages.map(\.content)
         var seenCalls: Set<String> = []
         var uses: [AgentMessage.ToolUse] = []
         var revisions: [Revision] = []
@@ -259,7 +291,7 @@ final class RunExecutor: @unchecked Sendable {
             }
             let request = ModelRequest(messages: conversation, tools: offer ? tools.map { AgentToolbox.definition($0, names: names) } : [], options: options)
             let key = "\(step)/\(call)"
-            let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored, streams: agent.extract != .verdict)
+            let answer = try await modelCall(key, step: step, agent: agent, request: request, quiet: restored, streams: agent.extract != .verdict && worker == nil)
             calls += 1
             started = started ?? answer.started
             milliseconds += answer.milliseconds
@@ -305,10 +337,12 @@ final class RunExecutor: @unchecked Sendable {
                 emit(.revisionRequested(step: step, by: info, target: target, request: ask, accepted: decision.accepted != nil, reason: decision.reason))
             }
         }
-        let message = AgentMessage(
+        var message = AgentMessage(
             step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: uses,
             promptTokens: promptTokens, completionTokens: completionTokens, modelCalls: calls, milliseconds: milliseconds,
-            started: started ?? manifest.created, cuts: prompt.cuts, restored: restored)
+            started: started ?? manifest.created, cuts: givenCuts + prompt.cuts + history.cuts, restored: restored)
+        message.worker = worker?.number
+        message.subtask = worker?.subtask
         try finishStep(message, agent: agent)
         return (message, revisions, inputs)
     }
@@ -335,6 +369,7 @@ final class RunExecutor: @unchecked Sendable {
     /// - parameter quiet: the step is restored; `streams`: text deltas are shown as they come
     ///   (not for replies under a schema, which the caller renders).
     func modelCall(_ key: String, step: Int, agent: AgentDefinition, request: ModelRequest, quiet: Bool, streams: Bool = true) async throws -> Answer {
+        try callBudget?.spend(step: step, agent: agent)
         let hash = Self.hash(request)
         if let response = recorded.responses[key] {
             if mode == .replay {
@@ -461,7 +496,12 @@ final class RunExecutor: @unchecked Sendable {
         let arguments = call.parsedArguments
         var outcome: ToolOutcome
         var milliseconds = recordedTool?.milliseconds ?? 0
-        if tool == nil || !allowed.contains(tool!) {
+        if let worker, Self.spawns(call.name) {
+            // Issue 19: a worker that tries to plan, delegate or have another agent run is refused.
+            let refusal = worker.spawnRefusal(agent: agent, tool: call.name)
+            outcome = .failure(refusal.message)
+            if !quiet { emit(.refused(step: step, agent: AgentInfo(agent), error: refusal)) }
+        } else if tool == nil || !allowed.contains(tool!) {
             let may = allowed.map(\.rawValue).joined(separator: ", ")
             outcome = .failure(tool == nil ? "there is no tool named '\(call.name)' (yours: \(may.isEmpty ? "none" : may))"
                                : "\(agent.name) may not use \(call.name) (allowed: \(may.isEmpty ? "no tools" : may))")
@@ -573,7 +613,7 @@ final class RunExecutor: @unchecked Sendable {
     static let conversationInterval = Duration.milliseconds(250)
     private lazy var lastConversationWrite = ContinuousClock.now
 
-    private func writeConversation(after step: Int, finished: Bool) throws {
+    func writeConversation(after step: Int, finished: Bool) throws {
         let suffix = finished ? "final" : String(step)
         if !finished {
             switch mode {
@@ -595,7 +635,7 @@ final class RunExecutor: @unchecked Sendable {
         }
     }
 
-    private func writeDeclaredOutputs(_ outputs: [String: String]) throws {
+    func writeDeclaredOutputs(_ outputs: [String: String]) throws {
         var values = manifest.placeholderValues
         // What a knowledge line links to: the file another agent of the run writes (the
         // summary), else the file that started the run.
@@ -654,14 +694,14 @@ final class RunExecutor: @unchecked Sendable {
     private final class MovedLines: @unchecked Sendable { var lines: [String] = [] }
 
     /// A line in the agents' journal, `Journal/agent/{date}.md`.
-    private func journalLine(_ line: String) throws {
+    func journalLine(_ line: String) throws {
         try effect("journal", path: "Journal/agent/\(manifest.localDate).md", mode: .append) { _ in Array((line + "\n").utf8) }
     }
 
     /// Changes a file once per key: done now unless the journal says it was done before the
     /// interruption; on replay, done in the scratch folder from the recorded starting version
     /// and compared with the recorded result.
-    private func effect(_ key: String, path: String, mode effectMode: FileEffect.Mode, detail: (() -> String?)? = nil,
+    func effect(_ key: String, path: String, mode effectMode: FileEffect.Mode, detail: (() -> String?)? = nil,
                         _ transform: @escaping ([UInt8]?) -> [UInt8]) throws {
         let done = recorded.effects[key]
         if mode == .live, done != nil { filesWritten.append(path); return }
@@ -756,7 +796,7 @@ final class RunExecutor: @unchecked Sendable {
         try workspace.write(path, bytes: bytes, operation: "replay")
     }
 
-    private func record(_ record: JournalRecord, state: String) throws {
+    func record(_ record: JournalRecord, state: String) throws {
         guard mode == .live, recorded.ended == nil else { return }
         var record = record
         record.state = state

@@ -65,6 +65,19 @@ public struct RunManifest: Sendable, Codable, Equatable {
     /// The chat's previous exchange (the person's last message and the answer they got), so a
     /// follow-up question means something; cut to a budget.
     public var previousExchange: Exchange?
+    /// The relay's shape (nil: `sequence`, as runs recorded before modes were).
+    public var mode: RelayMode?
+    /// For `route`: the settings, and each agent's earlier exchanges in this chat (oldest
+    /// first, at most `maxMessages / 2` pairs) — read once at the start, so resume and replay
+    /// give the same prompts.
+    public var routing: RouteSettings?
+    public var histories: [String: [Exchange]]?
+    /// For `plan`: the settings, with the roles' agent ids filled in.
+    public var planning: PlanSettings?
+    /// The agents the message @mentions (ids, roster order): they alone answer, in sequence.
+    public var mentioned: [String]?
+    /// Set when the message mentions a name no agent has: the chat gets this, no agent is asked.
+    public var mentionNotice: String?
 
     /// A person's message and the answer the relay gave.
     public struct Exchange: Sendable, Codable, Equatable {
@@ -95,8 +108,18 @@ public struct RunManifest: Sendable, Codable, Equatable {
 
     /// The agents that run: the roster, or the one agent asked.
     public var runningAgents: [AgentDefinition] {
-        guard let singleAgent else { return roster }
-        return roster.filter { $0.id == singleAgent }
+        if let singleAgent { return roster.filter { $0.id == singleAgent } }
+        if let mentioned { return roster.filter { mentioned.contains($0.id) } }
+        return roster
+    }
+
+    /// The shape this run takes: `--agent`, or a mention outside a routed relay, makes any relay
+    /// a sequence of the agents named (in a routed relay a mention is its first rule).
+    public var shape: RelayMode {
+        let mode = self.mode ?? .sequence
+        if singleAgent != nil || mentionNotice != nil { return .sequence }
+        if mentioned != nil, mode != .route { return .sequence }
+        return mode
     }
 
     /// The transcript next to the chat file: `Chats/NAME.json`.

@@ -70,6 +70,22 @@ final class GroupChat: @unchecked Sendable {
 
     // MARK: Events
 
+    /// Finished workers' messages, shown in plan order when the coordinator starts.
+    private var workerResults: [AgentMessage] = []
+
+    private func showWorkerResults() {
+        guard !workerResults.isEmpty else { return }
+        newline()
+        for message in workerResults.sorted(by: { ($0.worker ?? 0) < ($1.worker ?? 0) }) {
+            out("\n" + name(message.agent) + paint(" · worker \(message.worker ?? 0)", dim: true)
+                + (message.subtask.map { paint(" · \($0)", dim: true) } ?? "") + "\n")
+            atLineStartForBody = true
+            let text = message.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            out(body(text.isEmpty ? "(no answer)" : text) + "\n")
+        }
+        workerResults.removeAll()
+    }
+
     /// On a terminal, "… thinking" stands under an agent's name until its first words arrive.
     private var thinking = false
 
@@ -83,7 +99,8 @@ final class GroupChat: @unchecked Sendable {
     private func render(_ event: RelayEvent) {
         if style == .terminal {
             switch event {
-            case .textDelta, .toolCall, .agentFinished, .note, .revisionRequested, .grounding, .final, .error: clearThinking()
+            case .textDelta, .toolCall, .agentFinished, .note, .revisionRequested, .grounding, .final, .error,
+                 .selected, .planned, .workerStarted, .refused: clearThinking()
             default: break
             }
         }
@@ -103,6 +120,7 @@ final class GroupChat: @unchecked Sendable {
             let shown = request.split(separator: "\n", omittingEmptySubsequences: false).prefix(6).joined(separator: "\n   ")
             out("\n" + paint("👤 You", bold: true) + "\n   " + shown + (request.split(separator: "\n").count > 6 ? "\n   …" : "") + "\n")
         case .agentStarted(_, let agent, let by, let request):
+            showWorkerResults()
             newline()
             if lastAgent != nil, by == nil {
                 out(paint("   → handed off to ", dim: true) + name(agent) + "\n")
@@ -141,6 +159,13 @@ final class GroupChat: @unchecked Sendable {
                 let why = (reason ?? "").replacingOccurrences(of: "refused: ", with: "")
                 out(paint("   🚫 \(by.name) asked \(target.prefix(40)) for a revision — not done: \(why)", dim: true) + "\n")
             }
+        case .agentFinished(let message) where message.worker != nil:
+            // Workers finish in any order: a progress line now, their texts in plan order later.
+            newline()
+            let seconds = String(format: "%.1f", Double(message.milliseconds) / 1000)
+            out(paint("   ✓ worker \(message.worker ?? 0) · \(message.agent.label)\(message.restored ? " · from the run journal" : "") · \(seconds) s · "
+                      + "\(message.promptTokens) → \(message.completionTokens) tokens", dim: true) + "\n")
+            workerResults.append(message)
         case .agentFinished(let message):
             lastText = message.text
             if message.restored {
@@ -177,10 +202,25 @@ final class GroupChat: @unchecked Sendable {
             case .marked:
                 out(paint("   🧭 Relay's check: \(found) — in none of the sources; kept, marked as the model's own", hex: "#7F8C8D") + "\n")
             }
+        case .selected(let agents, let reason):
+            newline()
+            out(paint("   🧭 Relay chose ", dim: true) + agents.map(name).joined(separator: ", ") + paint(" — \(reason)", dim: true) + "\n")
+        case .planned(_, let subtasks):
+            newline()
+            out(paint("   🗺  plan: \(subtasks.count) subtask\(subtasks.count == 1 ? "" : "s"), one worker each", dim: true) + "\n")
+        case .workerStarted(_, let number, let count, let agent, let subtask):
+            newline()
+            lastAgent = agent
+            let task = subtask.count > 90 ? String(subtask.prefix(89)) + "…" : subtask
+            out(paint("   ⇉ worker \(number)/\(count) · ", dim: true) + name(agent) + paint(" · \(task)", dim: true) + "\n")
+        case .refused(_, let agent, let error):
+            newline()
+            out(paint("   🚫 \(agent.name): \(error.message.replacingOccurrences(of: "refused: ", with: "")) [\(error.code.rawValue)]", dim: true) + "\n")
         case .note(let text):
             newline()
             out(paint("   ℹ️  \(text)", dim: true) + "\n")
         case .final(let id, let text, let files):
+            showWorkerResults()
             finalText = text
             newline()
             if !text.isEmpty, text != lastText {

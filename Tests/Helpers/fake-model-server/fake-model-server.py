@@ -20,6 +20,10 @@ LOG = sys.argv[2]
 DELAY = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 lock = threading.Lock()
 count = 0
+# A plan worker whose subtask holds "(slow)" waits this long the first time (a worker still busy when
+# a test kills the relay); asked again, it answers at once.
+SLOW = 60.0
+slow_seen = set()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -39,6 +43,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.endswith("/models"):
             self.send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}))
+        elif self.path == "/props":
+            # As llama-server says how many requests it takes at once (its slots).
+            self.send(200, json.dumps({"total_slots": 2, "default_generation_settings": {"n_ctx": 4096}}))
         elif self.path.endswith("/health"):
             self.send(200, json.dumps({"status": "ok"}))
         else:
@@ -62,8 +69,20 @@ class Handler(BaseHTTPRequestHandler):
         text = f"{agent} answers ({digest}): llamas are camelids."
         if agent == "Wren" or agent == "Paige":
             text += " They live in the Andes."
-        content = json.dumps({"answer": text}) if request.get("response_format") else text
-        time.sleep(DELAY)
+        schema = json.dumps(request.get("response_format") or {})
+        if '"subtasks"' in schema:
+            # A plan relay's planner: three subtasks; the second is slow the first time it is asked.
+            content = json.dumps({"subtasks": ["first part", "second part (slow)", "third part"]})
+        else:
+            content = json.dumps({"answer": text}) if request.get("response_format") else text
+        delay = DELAY
+        if re.search(r"\[Your Subtask[^\]]*\]:\n[^\n]*\(slow\)", user):
+            with lock:
+                first_time = digest not in slow_seen
+                slow_seen.add(digest)
+            if first_time:
+                delay += SLOW
+        time.sleep(delay)
         usage = {"prompt_tokens": sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1, "completion_tokens": len(text) // 4 + 1}
         if not request.get("stream"):
             self.send(200, json.dumps({"id": "fake", "object": "chat.completion", "choices": [
