@@ -165,6 +165,9 @@ import WorkspaceCore
         let document = "# Incident report: freezer failure in laboratory 4B\n\n## What happened\n\nThe freezer in laboratory 4B stopped cooling overnight.\n\n## Samples\n\n23 samples were lost.\n"
         let options = RunExecutor.overviewCandidates(of: document, taken: ["Incident report: freezer failure in laboratory 4B"])
         #expect(options == ["The freezer in laboratory 4B stopped cooling overnight.", "23 samples were lost."])
+        let report = "# Progress report: the Brindle footbridge\n\nThis report describes where the Brindle footbridge project stands.\nWork has gone to plan.\nMost of the increase comes from the steel.\n"
+        #expect(RunExecutor.overviewCandidates(of: report, taken: ["Progress report: the Brindle footbridge"]).first
+                == "This report describes where the Brindle footbridge project stands.")
         #expect(RunExecutor.overviewCandidates(of: "# Tea\n\n## Green\n", taken: []) == ["Tea", "Green"], "headings when there is nothing else")
     }
 
