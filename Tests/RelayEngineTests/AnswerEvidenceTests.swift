@@ -177,6 +177,8 @@ import WorkspaceCore
         #expect(who.first?.text == "Hester Quayle", "\(who)")
         let agency = AnswerCandidates.candidates(for: "Which travel agency booked the trip?", in: ["Booked through Saltwind Travel."], ignoring: [])
         #expect(agency.first?.text == "Saltwind Travel", "a one-word remainder is no person's name: \(agency)")
+        let booked = AnswerCandidates.candidates(for: "Which travel agency booked the trip?", in: ["Traveller: Noor Halloway. Booked through Saltwind Travel."], ignoring: [])
+        #expect(AnswerCandidates.close(booked).map(\.text) == ["Saltwind Travel"], "the name that ends in the noun asked for: \(booked)")
     }
 
     @Test func aSignAndAMeasureAreAskedForAndGivenWithTheNumber() {

@@ -173,7 +173,9 @@ struct AnswerEvidence {
                         evidence += (weights.values.max() ?? 0) + 1
                     }
                     // "What protocol …?": the name right before or after the noun asked for ("the Loomnet protocol").
-                    if let noun = askedNoun, SearchTerms.terms(of: after).prefix(1).contains(noun) || SearchTerms.terms(of: before).suffix(1).contains(noun) {
+                    // ("Saltwind Travel" for "Which travel agency …?": the noun is the name's own last word.)
+                    if let noun = askedNoun, SearchTerms.terms(of: after).prefix(1).contains(noun) || SearchTerms.terms(of: before).suffix(1).contains(noun)
+                        || (claim.text.contains(" ") && SearchTerms.terms(of: claim.text).last == noun) {
                         evidence += (weights.values.max() ?? 0) + 1
                     }
                     if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
