@@ -103,6 +103,8 @@ struct AnswerEvidence {
         var shown: String
         var fits: Bool
         var evidence: Double
+        /// The sentence (or knowledge-line part) it is in: what an answer quotes.
+        var piece: String = ""
     }
 
     /// The values of `line` (numbers, dates, names; the question's own and paths left out),
@@ -180,7 +182,7 @@ struct AnswerEvidence {
                     }
                     if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
                 }
-                result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence))
+                result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence, piece: piece))
             }
             if asked == .number, !counted.isEmpty { result += spelledCounts(in: piece, pieceTerms: pieceTerms, weights: weights) }
         }
@@ -198,7 +200,7 @@ struct AnswerEvidence {
                   SearchTerms.terms(of: words[index + 1]).contains(where: counted.contains) else { continue }
             let shown = word + " " + words[index + 1]
             let evidence = pieceTerms.subtracting(counted).reduce(0) { $0 + (weights[$1] ?? 0) } + counted.reduce(0) { $0 + (weights[$1] ?? 0) } + 1
-            result.append(Value(claim: Claim(kind: .number, text: word), shown: shown, fits: true, evidence: evidence))
+            result.append(Value(claim: Claim(kind: .number, text: word), shown: shown, fits: true, evidence: evidence, piece: piece))
         }
         return result
     }

@@ -53,6 +53,8 @@ enum AnswerCandidates {
         var line: Int
         /// Its ``AnswerEvidence`` within the line.
         var evidence: Double = 0
+        /// The sentence of the line it was found in, with that evidence.
+        var piece: String = ""
     }
 
     /// The candidates worth offering: those of the first one's line whose evidence is close to
@@ -90,7 +92,7 @@ enum AnswerCandidates {
             for value in judge.values(in: line, weights: weights) {
                 let key = value.claim.text.lowercased()
                 guard !questionClaims.contains(key) else { continue }
-                let entry = (Candidate(text: value.shown, line: index, evidence: value.evidence), value.evidence,
+                let entry = (Candidate(text: value.shown, line: index, evidence: value.evidence, piece: value.piece), value.evidence,
                              distance(of: value.claim.text, to: questionTerms, in: line), value.fits)
                 if let earlier = seen[key] {
                     if scored[earlier].candidate.line == index, value.evidence > scored[earlier].evidence { scored[earlier] = entry }

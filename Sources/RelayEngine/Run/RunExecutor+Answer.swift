@@ -73,7 +73,10 @@ extension RunExecutor {
         let chosenText = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
         let chosen = candidates.first { $0.text == chosenText } ?? candidates[0]
         let line = lines[chosen.line]
-        return "\(chosen.text) — “\(Self.quote(of: chosen.text, in: line.text))”" + (line.source.map { " (\($0))" } ?? "")
+        // The sentence the value was found in with the most evidence ("its factory in Lunsford",
+        // not the dateline "Lunsford, 18 November 2026").
+        let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
+        return "\(chosen.text) — “\(quoted.count > 300 ? String(quoted.prefix(299)) + "…" : quoted)”" + (line.source.map { " (\($0))" } ?? "")
     }
 
     /// The part of `line` that holds `value`: its sentence (or, in a knowledge line, its piece),
