@@ -198,6 +198,9 @@ import WorkspaceCore
         #expect(place?.piece == "To build it, the company is expanding its factory in Lunsford, creating 120 new jobs.", "the sentence to quote")
         let club = ["Next book club meeting is at Café Lumen on 3 December, 19:30."]
         #expect(AnswerCandidates.candidates(for: "Where is the next book club meeting?", in: club, ignoring: []).first?.text == "Café Lumen")
+        let stew = ["This is the stew my grandmother Ysolde made every winter in the village of Pemberlow."]
+        #expect(AnswerCandidates.close(AnswerCandidates.candidates(for: "Who made the stew every winter?", in: stew, ignoring: [])).map(\.text) == ["Ysolde"],
+                "a place is not a person")
         let radio = ["It talks to the gateway over the Loomnet protocol at 868 MHz, which reaches about a kilometre."]
         #expect(AnswerCandidates.candidates(for: "What protocol does the sensor use?", in: radio, ignoring: []).first?.text == "Loomnet")
         let lift = ["Lifts up to 600 kilograms · Runs 11 hours on one charge"]

@@ -30,6 +30,8 @@ struct AnswerEvidence {
     let ignoring: Set<String>
     /// "Where …?": a place, a name after "in", "at", "near".
     let placeAsked: Bool
+    /// "Who …?": a person.
+    let personAsked: Bool
     /// "What protocol …?", "Which cafe …?": the noun after the question word, its stem.
     let askedNoun: String?
 
@@ -57,6 +59,7 @@ struct AnswerEvidence {
         counted = Self.countedNoun(in: question)
         let words = question.lowercased().split { !$0.isLetter }.map(String.init)
         placeAsked = words.contains("where")
+        personAsked = words.contains("who") || words.contains("whom") || words.contains("whose")
         askedNoun = words.indices.first { ["what", "which"].contains(words[$0]) && $0 + 1 < words.count }
             .flatMap { SearchTerms.terms(of: words[$0 + 1]).first }
         units = asked == .number ? Self.units(for: question) : []
@@ -171,9 +174,11 @@ struct AnswerEvidence {
                     let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(12), as: UTF8.self).lowercased()
                     let after = String(decoding: bytes[min(bytes.count, offset + claim.text.utf8.count)...].prefix(24), as: UTF8.self)
                     // "Where …?": a name after "in", "at", "near" is a place.
-                    if placeAsked, ["in ", "at ", "near ", "to ", "from ", "outside "].contains(where: { before.hasSuffix(" " + $0) || before == $0 }) {
-                        evidence += (weights.values.max() ?? 0) + 1
-                    }
+                    let afterPlaceWord = ["in ", "at ", "near ", "to ", "from ", "outside "].contains(where: { before.hasSuffix(" " + $0) || before == $0 })
+                        || before.hasSuffix("village of ") || before.hasSuffix("town of ") || before.hasSuffix("city of ")
+                    if placeAsked, afterPlaceWord { evidence += (weights.values.max() ?? 0) + 1 }
+                    // "Who …?": a place is not a person ("my grandmother Ysolde made it in the village of Pemberlow").
+                    if personAsked, afterPlaceWord { evidence /= 2 }
                     // "What protocol …?": the name right before or after the noun asked for ("the Loomnet protocol").
                     // ("Saltwind Travel" for "Which travel agency …?": the noun is the name's own last word.)
                     if let noun = askedNoun, SearchTerms.terms(of: after).prefix(1).contains(noun) || SearchTerms.terms(of: before).suffix(1).contains(noun)
