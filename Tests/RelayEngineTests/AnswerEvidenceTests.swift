@@ -146,6 +146,7 @@ import WorkspaceCore
         let schema = try #require(model.received[2].options.responseSchema).schema.jsonText
         #expect(schema.contains("It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2."), "\(schema)")
         #expect(schema.contains("Every number, date and name in it is in the sources."))
+        #expect(!schema.contains("Wren's text answers the request."), "no unverified sentence beside verified ones")
         let verdict = events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "reviewer" { return m.text } else { return nil } }
         #expect(verdict == ["APPROVED — It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2."])
     }

@@ -123,7 +123,9 @@ extension RunExecutor {
         } else {
             revise.insert("It holds \(unsupported.prefix(3).map { "“\($0.text)”" }.joined(separator: ", ")), which no source has.", at: 0)
         }
-        approve.append("\(previous.name)'s text answers the request.")
+        // The plain sentence only when the engine verified nothing (SmolLM2 took it over "It gives
+        // a name, as the request asks: …" when both were offered).
+        if approve.isEmpty { approve.append("\(previous.name)'s text answers the request.") }
         return VerdictChecks(approve: approve, revise: revise)
     }
 
