@@ -94,6 +94,14 @@ let package = Package(
             name: "relay-sync-bench",
             path: "Tests/Benchmarks/relay-sync-bench"
         ),
+        // Relay's text merge against `git merge-file` on a corpus of real concurrent edits
+        // (Tests/Benchmarks/relay-merge-corpus/make-corpus.py makes it from git histories).
+        .executableTarget(
+            name: "relay-merge-corpus",
+            dependencies: ["WorkspaceSync"],
+            path: "Tests/Benchmarks/relay-merge-corpus",
+            exclude: ["make-corpus.py"]
+        ),
         // `make bench`: the watcher against inotifywait.
         .executableTarget(
             name: "relay-watch-bench",

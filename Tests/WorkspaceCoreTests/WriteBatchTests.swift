@@ -28,6 +28,60 @@ struct WriteBatchTests {
         #expect(fixture.temporaries().isEmpty)
     }
 
+    /// Past `loosePerBatch` versions, a batch writes the rest into one pack per commit: every
+    /// version is in the store after the commit (and none before), loads back byte for byte,
+    /// is counted by `relay status`, and a later batch neither stores it again nor loses it.
+    @Test func versionsPastTheLooseLimitGoIntoOnePackAndLoadBackAfterTheCommit() throws {
+        let batch = WriteBatch(workspace, operation: "sync")
+        let versions = (0..<(WriteBatch.loosePerBatch + 40)).map { Array("version \($0)\n".utf8) }
+        for version in versions { try batch.storeObject(version) }
+        #expect(!workspace.objects.contains(ContentHash(of: versions.last!)), "nothing is stored before the commit")
+        _ = try batch.commit()
+        for version in versions { #expect(try workspace.objects.load(ContentHash(of: version)) == version) }
+        let loose = try FileManager.default.contentsOfDirectory(atPath: workspace.layout.objects).filter { $0.count == 64 }
+        #expect(loose.count == WriteBatch.loosePerBatch)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.layout.objects + "/packs").count == 1)
+        #expect(try workspace.status().storedVersions == versions.count)
+        // A second batch of the same versions and one more stores only the new one.
+        let again = WriteBatch(workspace, operation: "sync")
+        for version in versions + [Array("one more\n".utf8)] { try again.storeObject(version) }
+        #expect(again.count == 1)
+        _ = try again.commit()
+        #expect(try workspace.status().storedVersions == versions.count + 1)
+        #expect(fixture.temporaries().isEmpty)
+    }
+
+    /// A pack that is cut short (a copy of `.relay/` taken mid-write, a damaged disk) is not
+    /// read at all: its versions are missing, as lost loose versions would be, and the error
+    /// says which version is not in the store; a damaged version in a whole pack is refused.
+    @Test func aPackCutShortIsIgnoredAndADamagedVersionInAPackIsRefused() throws {
+        let batch = WriteBatch(workspace, operation: "sync")
+        let versions = (0..<(WriteBatch.loosePerBatch + 2)).map { Array("kept \($0)\n".utf8) }
+        for version in versions { try batch.storeObject(version) }
+        _ = try batch.commit()
+        let packs = workspace.layout.objects + "/packs"
+        let pack = packs + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let whole = try #require(FileManager.default.contents(atPath: pack))
+        let firstPacked = ContentHash(of: versions[WriteBatch.loosePerBatch]), lastPacked = ContentHash(of: versions.last!)
+
+        // The first packed version's bytes damaged in place (the table still points at them),
+        // in a workspace that has not read this pack yet.
+        let damaged = try TemporaryWorkspace(durable: false)
+        var bytes = whole
+        bytes[0] ^= 0xff
+        try FileManager.default.createDirectory(atPath: damaged.workspace.layout.objects + "/packs", withIntermediateDirectories: true)
+        try bytes.write(to: URL(fileURLWithPath: damaged.workspace.layout.objects + "/packs/pack-1.pack"))
+        #expect(throws: WorkspaceError.self) { try damaged.workspace.objects.load(firstPacked) }
+        #expect(try damaged.workspace.objects.load(lastPacked) == versions.last!, "the others still load")
+
+        // Cut short: its table is gone, so is every version in it.
+        let cut = try TemporaryWorkspace(durable: false)
+        try FileManager.default.createDirectory(atPath: cut.workspace.layout.objects + "/packs", withIntermediateDirectories: true)
+        try whole.prefix(whole.count - 5).write(to: URL(fileURLWithPath: cut.workspace.layout.objects + "/packs/pack-1.pack"))
+        #expect(!cut.workspace.objects.contains(lastPacked))
+        #expect(throws: WorkspaceError.self) { try cut.workspace.objects.load(lastPacked) }
+    }
+
     /// A batch's temporaries are handed to the writeback thread, which starts their disk
     /// writes and closes them: more than its backlog at once (the rest are started and closed
     /// by the writer), and afterwards not one descriptor of them is left open.

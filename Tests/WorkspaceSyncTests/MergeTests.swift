@@ -88,6 +88,69 @@ struct MergeTests {
         #expect(theirsWins.conflicts == 1 && theirsWins.text == theirs)
     }
 
+    // The shapes of the corpus cases (relay-merge-corpus, docs/modules/WorkspaceSync.md) where
+    // `git merge-file` merged cleanly and this merge made a conflict copy, cut down to a few
+    // lines; and the shapes that must stay conflicts however the hunks are placed.
+
+    /// A file with Windows line ends ("\r\n" is one Character in Swift) was one single line to
+    /// the diff, so any two edits of it conflicted (swift-evolution's 0252-callable.md).
+    @Test func aFileWithWindowsLineEndsMergesEditsOfDifferentLines() {
+        #expect(lines("a\r\nb\r\n\r\nc") == ["a\r\n", "b\r\n", "\r\n", "c"])
+        for winner in [ThreeWayMerge.Side.ours, .theirs] {
+            let result = ThreeWayMerge.merge(base: "# Notes\r\n\r\nalpha\r\nbeta\r\ngamma\r\n",
+                                             ours: "# Notes\r\n\r\nALPHA\r\nbeta\r\ngamma\r\n",
+                                             theirs: "# Notes\r\n\r\nalpha\r\nbeta\r\nGAMMA\r\n", winner: winner)
+            #expect(result == ThreeWayMerge.Result(text: "# Notes\r\n\r\nALPHA\r\nbeta\r\nGAMMA\r\n", conflicts: 0))
+        }
+    }
+
+    /// Comment lines and a blank line inserted above a line the other side changed: the diff
+    /// put the block right against that line, where the blank line already there could as well
+    /// separate them — and every placement that separates them gives the same lines (rust-lang
+    /// rfcs' allocator RFC, merged cleanly by git).
+    @Test func aBlockInsertedAboveALineTheOtherSideChangedMergesWhenABlankLineSeparatesThem() {
+        let base = "mod alloc {\n    // involve GC).\n\n    impl<Raw: RawAlloc> AllocInfo for Raw {\n        fn alloc() {}\n    }\n}\n"
+        let ours = base.replacingOccurrences(of: "AllocInfo", with: "AllocCore")
+        let theirs = base.replacingOccurrences(of: "\n\n    impl", with: "\n\n    // Notes on the direct implementation.\n    // * Raw allocators cannot allocate on the gc-heap.\n\n    impl")
+        let merged = "mod alloc {\n    // involve GC).\n\n    // Notes on the direct implementation.\n    // * Raw allocators cannot allocate on the gc-heap.\n\n    impl<Raw: RawAlloc> AllocCore for Raw {\n        fn alloc() {}\n    }\n}\n"
+        for winner in [ThreeWayMerge.Side.ours, .theirs] {
+            #expect(ThreeWayMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) == ThreeWayMerge.Result(text: merged, conflicts: 0))
+            #expect(ThreeWayMerge.merge(base: base, ours: theirs, theirs: ours, winner: winner) == ThreeWayMerge.Result(text: merged, conflicts: 0))
+        }
+    }
+
+    /// Both sides made the same change to a line, and one also added lines after the blank line
+    /// below it: the diff paired that blank line with the added one, so the two changes touched
+    /// (swift-evolution's 0107-unsaferawpointer.md, merged cleanly by git).
+    @Test func aChangeBothSidesMadeAlikeWithLinesAddedBelowItOnOneSideMerges() {
+        let base = "A list of the members\nis shown below:\n\n```swift\nfunc load()\n```\n"
+        let theirs = "A list of the members\nis shown below.\n\n```swift\nfunc load()\n```\n"
+        let ours = "A list of the members\nis shown below.\n\nFor full doc comments, see the revision\n(at the link).\n\n```swift\nfunc load()\n```\n"
+        for winner in [ThreeWayMerge.Side.ours, .theirs] {
+            #expect(ThreeWayMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) == ThreeWayMerge.Result(text: ours, conflicts: 0))
+            #expect(ThreeWayMerge.merge(base: base, ours: theirs, theirs: ours, winner: winner) == ThreeWayMerge.Result(text: ours, conflicts: 0))
+        }
+    }
+
+    /// An "x" added next to the "x" the other side changed could go before or after it: the
+    /// merge does not guess the order; a conflict, as before.
+    @Test func anInsertionThatCouldGoBeforeOrAfterTheOtherSidesChangeStaysAConflict() {
+        #expect(ThreeWayMerge.merge(base: "x\nx\n", ours: "x\nx\nx\n", theirs: "x\ny\n", winner: .ours).conflicts == 1)
+        #expect(ThreeWayMerge.merge(base: "x\nx\n", ours: "x\ny\n", theirs: "x\nx\nx\n", winner: .ours).conflicts == 1)
+    }
+
+    /// One side adds a blank line where the other takes one out: opposite wishes for the same
+    /// lines stay a conflict, although a placement exists where the two do not touch.
+    @Test func aBlankLineAddedNextToABlankLineRemovedStaysAConflict() {
+        #expect(ThreeWayMerge.merge(base: "title\n\n\nbody\n", ours: "title\n\n\n\nbody\n", theirs: "title\n\nbody\n", winner: .ours).conflicts == 1)
+    }
+
+    /// Changes of lines next to each other stay a conflict (no equal line can come between).
+    @Test func changesOfAdjacentLinesStayAConflict() {
+        #expect(ThreeWayMerge.merge(base: "a\nb\nc\nd\n", ours: "a\nB\nc\nd\n", theirs: "a\nb\nC\nd\n", winner: .ours).conflicts == 1)
+        #expect(ThreeWayMerge.merge(base: "a\n\nb\n", ours: "a\n\nnew\nb\n", theirs: "a\n\nB\n", winner: .ours).conflicts == 1)
+    }
+
     @Test func identicalConcurrentEditsAreNotAConflict() {
         let edited = Self.context + "- one more decision\n"
         #expect(ThreeWayMerge.merge(base: Self.context, ours: edited, theirs: edited, winner: .theirs) == .init(text: edited, conflicts: 0))

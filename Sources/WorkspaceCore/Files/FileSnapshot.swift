@@ -66,7 +66,7 @@ struct FileSnapshot: Sendable {
                 }
                 throw WorkspaceError(.invalidInput, "\(displayPath): is not a regular file", path: displayPath)
             }
-            let bytes = try Syscall.readAll(fd).orThrow("read", path: displayPath)
+            let bytes = try Syscall.readAll(fd, sizeHint: before.size).orThrow("read", path: displayPath)
             let after = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: displayPath))
             if before == after && after.size == bytes.count {
                 return FileSnapshot(identity: after, bytes: bytes, hash: ContentHash(of: bytes))

@@ -35,15 +35,20 @@ extension Workspace {
             var hasher = SHA256()
             var offset = 0
             var content: [UInt8]? = before.size <= limit ? [] : nil
-            content?.reserveCapacity(before.size)
             while true {
-                let chunk = try Syscall.pread(fd, count: 65_536, offset: offset).orThrow("read", path: relative)
+                // The size the file had, plus one byte to see that it ends there: one read for
+                // most files. A new 64 KiB buffer per read, twice per file, was a first sync's
+                // largest allocation (its pages zeroed by the kernel each time).
+                let wanted = offset < before.size ? min(before.size - offset + 1, 1 << 20) : 65_536
+                let chunk = try Syscall.pread(fd, count: wanted, offset: offset).orThrow("read", path: relative)
                 if chunk.isEmpty { break }
                 hasher.update(data: chunk)
                 offset += chunk.count
                 if content != nil {
-                    if offset <= limit { content!.append(contentsOf: chunk) } else { content = nil }
+                    if offset > limit { content = nil } else if content!.isEmpty { content = chunk } else { content!.append(contentsOf: chunk) }
                 }
+                // Short of what was asked: the end of the file (a file that grew is read on).
+                if chunk.count < wanted && offset >= before.size { break }
             }
             let after = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
             if before == after && offset == after.size {

@@ -43,10 +43,15 @@ extension Workspace {
         }
         var storedVersions = 0, storedBytes = 0
         for name in (try? Syscall.listDirectory(layout.objects).get()) ?? [] where !WorkspaceLayout.isTemporaryName(name) {
-            if case .success(let info) = Syscall.lstat(layout.objects + "/" + name) {
+            if case .success(let info) = Syscall.lstat(layout.objects + "/" + name), FileKind(info.st_mode) == .regular {
                 storedVersions += 1
                 storedBytes += Int(info.st_size)
             }
+        }
+        // Versions a large sync stored together, a pack per batch (`ObjectPack`).
+        for pack in ObjectPack.all(packs: objects.packs) {
+            storedVersions += pack.locations.count
+            storedBytes += pack.locations.values.reduce(0) { $0 + $1.length }
         }
         let format = (try? FileSnapshot.read(layout.formatFile, displayPath: layout.formatFile))??.bytes
         return Status(

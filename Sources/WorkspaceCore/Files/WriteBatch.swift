@@ -66,10 +66,17 @@ public final class WriteBatch {
     private var stagedPaths: Set<String> = []
     private var objects: [(temporary: String, hash: ContentHash)] = []
     private var objectHashes: Set<ContentHash> = []
+    /// Versions past the first `loosePerBatch` of this batch's life go into a pack (one new file
+    /// per commit instead of one per version; `ObjectPack`).
+    private var pack: ObjectPack.Writer?
+    private var objectsStored = 0
+    /// How many versions a batch stores as files of their own before it packs the rest: a
+    /// change set's batch (a hundred or so) stays loose, a first sync's thousands are packed.
+    public static let loosePerBatch = 128
     /// Bytes written to temporary files so far.
     public private(set) var stagedBytes = 0
     /// Files, removals and objects staged so far.
-    public var count: Int { staged.count + removals.count + objects.count }
+    public var count: Int { staged.count + removals.count + objects.count + (pack?.count ?? 0) }
 
     public init(_ workspace: Workspace, operation: String) {
         var quick = workspace
@@ -162,7 +169,13 @@ public final class WriteBatch {
     public func storeObject(_ bytes: [UInt8], hash: ContentHash) throws {
         let store = quick.objects
         guard !objectHashes.contains(hash), !store.contains(hash) else { return }
-        objects.append((try store.writeTemporary(bytes), hash))
+        if objectsStored >= Self.loosePerBatch {
+            if pack == nil { pack = try store.packWriter() }
+            try pack!.append(bytes, hash: hash)
+        } else {
+            objects.append((try store.writeTemporary(bytes), hash))
+        }
+        objectsStored += 1
         objectHashes.insert(hash)
         stagedBytes += bytes.count
     }
@@ -189,8 +202,9 @@ public final class WriteBatch {
             for removal in removing { removal.lock.release() }
             abandon()
         }
-        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty else { return try meanwhile([]) }
+        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || pack != nil else { return try meanwhile([]) }
         var timings = SyncTimings("write-batch \(operation)")
+        try pack?.finish()
         // The temporaries' bytes reach the disk before any of them is renamed into place.
         try flush()
         timings.mark("first-flush")
@@ -198,8 +212,13 @@ public final class WriteBatch {
         for object in objects {
             try store.place(object.temporary, hash: object.hash)
         }
+        if let pack {
+            try store.place(pack)
+            timings.mark("pack of \(pack.count)")
+        }
         timings.mark("objects \(objects.count)")
         objects = []
+        pack = nil
 
         var outcomes: [Outcome] = []
         var installed: [Installed] = []
@@ -361,6 +380,8 @@ public final class WriteBatch {
         for removal in removals { removal.lock.release() }
         removals = []
         for object in objects { _ = Syscall.unlink(object.temporary) }
+        if let pack { _ = Syscall.unlink(pack.temporary) }
+        pack = nil
         staged = []
         stagedPaths = []
         objects = []

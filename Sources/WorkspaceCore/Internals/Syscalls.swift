@@ -28,9 +28,24 @@ enum Syscall {
         _ = Glibc.close(fd)
     }
 
-    /// The corresponding C function is `read`, looped until end of file.
-    static func readAll(_ fd: CInt) -> Result<[UInt8], Errno> {
+    /// The corresponding C function is `read`, looped until end of file. With `sizeHint` (the
+    /// size `fstat` gave), the first read asks for one byte more than that, straight into the
+    /// result: a file that did not grow is read in one call and copied once.
+    static func readAll(_ fd: CInt, sizeHint: Int? = nil) -> Result<[UInt8], Errno> {
         var result: [UInt8] = []
+        if let sizeHint, sizeHint < 16 * 1024 * 1024 {
+            var first = [UInt8](repeating: 0, count: sizeHint + 1)
+            let n = first.withUnsafeMutableBytes { buffer in
+                retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(let count):
+                first.removeLast(first.count - count)
+                if count <= sizeHint { return .success(first) }
+                result = first
+            }
+        }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { buffer in

@@ -101,6 +101,11 @@ final class CoordinatedLock {
         return false
     }
 
+    /// Makes the lock file of `label` if it is missing, as `acquire` would, without locking it.
+    static func prepare(lockFile: String, label: String) {
+        if let (fd, _) = try? openLockFile(lockFile, label: label) { Syscall.close(fd) }
+    }
+
     private static func openLockFile(_ lockFile: String, label: String) throws -> (CInt, Layout) {
         var result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
         if case .failure(.noSuchFileOrDirectory) = result {

@@ -11,9 +11,13 @@ public struct ObjectStore: Sendable {
 
     public func path(of hash: ContentHash) -> String { folder + "/" + hash.hex }
 
+    /// Where packs of many versions are (`ObjectPack`).
+    var packs: String { folder + "/packs" }
+
+    /// Whether the store holds `hash`, as a file of its own or in a pack.
     public func contains(_ hash: ContentHash) -> Bool {
         if case .success = Syscall.lstat(path(of: hash)) { return true }
-        return false
+        return ObjectPack.locate(hash, packs: packs) != nil
     }
 
     /// Stores a copy of `bytes`; storing the same content twice stores it once.
@@ -75,10 +79,32 @@ public struct ObjectStore: Sendable {
         }
     }
 
+    /// A pack to write versions into (`WriteBatch`), as a temporary in the store's folder.
+    func packWriter() throws -> ObjectPack.Writer {
+        try ensureFolder()
+        return try ObjectPack.Writer(in: folder)
+    }
+
+    /// Names a pack from `ObjectPack.Writer` (finished, and flushed by the caller) in `packs/`.
+    func place(_ pack: ObjectPack.Writer) throws {
+        switch Syscall.mkdir(packs) {
+        case .success, .failure(.fileExists): break
+        case .failure(let errno): throw WorkspaceError.system(errno, "create folder", path: packs)
+        }
+        // 64 random bits: a name no other pack has.
+        let name = packs + "/pack-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + ".pack"
+        if case .failure(let errno) = Syscall.rename(pack.temporary, name) {
+            _ = Syscall.unlink(pack.temporary)
+            throw WorkspaceError.system(errno, "store versions", path: pack.temporary)
+        }
+        ObjectPack.forget(packs: packs)
+    }
+
     /// The bytes of a stored version, checked against their hash.
     public func load(_ hash: ContentHash) throws -> [UInt8] {
         let file = path(of: hash)
         guard let snapshot = try FileSnapshot.read(file, displayPath: file) else {
+            if let location = ObjectPack.locate(hash, packs: packs) { return try ObjectPack.load(location, hash: hash) }
             throw WorkspaceError(.versionNotFound, "version \(hash.short) is not in the store (\(folder))", path: file)
         }
         guard snapshot.hash == hash else {

@@ -47,20 +47,21 @@ public struct LineDiff: Sendable, Equatable {
     public static func == (lhs: LineDiff, rhs: LineDiff) -> Bool { lhs.hunks == rhs.hunks }
 
     /// Splits text into lines, each keeping its "\n" (the last may lack one), so joining the
-    /// lines gives the text back byte for byte.
+    /// lines gives the text back byte for byte. Lines end at the byte 10, as git's do: a file
+    /// with Windows line ends ("\r\n", one Character in Swift) used to be one single line, so
+    /// any two edits of it were a conflict.
     public static func lines(_ text: Substring) -> [Substring] {
         var result: [Substring] = []
-        var start = text.startIndex
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(after: index)
-            if text[index] == "\n" {
-                result.append(text[start..<next])
-                start = next
-            }
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var index = bytes.startIndex
+        while let newline = bytes[index...].firstIndex(of: 10) {
+            let next = bytes.index(after: newline)
+            result.append(text[start..<next])
+            start = next
             index = next
         }
-        if start < text.endIndex { result.append(text[start...]) }
+        if start < bytes.endIndex { result.append(text[start...]) }
         return result
     }
 

@@ -31,8 +31,12 @@ public enum ThreeWayMerge {
         let baseLines = LineDiff.lines(base[...])
         guard let ourDiff = LineDiff(old: baseLines, new: LineDiff.lines(ours[...]), maximumEdits: maximumEdits),
               let theirDiff = LineDiff(old: baseLines, new: LineDiff.lines(theirs[...]), maximumEdits: maximumEdits) else { return nil }
-        let ourHunks = ourDiff.hunks.map { ($0, Side.ours) }
-        let theirHunks = theirDiff.hunks.map { ($0, Side.theirs) }
+        // Hunks that touch only because of where the diff put them are moved apart, when every
+        // placement that parts them gives the same lines (`separate`).
+        var ours = ourDiff.hunks, theirs = theirDiff.hunks
+        separate(&ours, &theirs, base: baseLines)
+        let ourHunks = ours.map { ($0, Side.ours) }
+        let theirHunks = theirs.map { ($0, Side.theirs) }
         let all = (ourHunks + theirHunks).sorted {
             ($0.0.oldRange.lowerBound, $0.0.oldRange.upperBound) < ($1.0.oldRange.lowerBound, $1.0.oldRange.upperBound)
         }

@@ -9,6 +9,10 @@
 // RELAY_SYNC_BENCH_FILES=100000 runs the same at 100,000 files (~600 MB a tree; opt-in: the
 // trees take minutes to make); RELAY_SYNC_BENCH_KEEP=1 keeps the trees and prints where they
 // are, for `perf record` of one `relay sync` of them.
+// The first sync of a whole tree is timed RELAY_SYNC_BENCH_FIRST_ROUNDS times (default 3), each
+// time on new trees (a source never synced, so relay hashes it from scratch, and an empty
+// target), the tools taking turns at going first, the disk flushed before each; medians.
+// RELAY_SYNC_BENCH_ONLY=first runs only those rounds.
 
 import Foundation
 import Glibc
@@ -22,6 +26,8 @@ let environment = ProcessInfo.processInfo.environment
 let fileCount = Int(environment["RELAY_SYNC_BENCH_FILES"] ?? environment["RELAY_BENCH_SYNC_FILES"] ?? "") ?? 10_000
 let rounds = max(1, Int(environment["RELAY_SYNC_BENCH_ROUNDS"] ?? "") ?? 7)
 let keep = environment["RELAY_SYNC_BENCH_KEEP"] == "1"
+let firstRounds = max(1, Int(environment["RELAY_SYNC_BENCH_FIRST_ROUNDS"] ?? "") ?? 3)
+let onlyFirst = environment["RELAY_SYNC_BENCH_ONLY"] == "first"
 defer { if keep { print("trees kept in \(base)") } else { try? FileManager.default.removeItem(atPath: base) } }
 /// The largest resident set of any process a timed command ran (`relay`'s, the peer's too).
 nonisolated(unsafe) var peakKilobytes: [String: Int] = [:]
@@ -118,8 +124,57 @@ func change(_ root: String, round: Int) throws {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// One round of first syncs on new trees in `base/first-N`: relay between two `relay init`
+/// replicas (the source holding the tree), relay into a missing folder (`relay sync` starts a
+/// replica there), rsync into a missing folder and Unison into an empty one. The tools take
+/// turns at going first; each is timed after a flush of the disk (`timed`).
+func firstSyncRound(_ round: Int) throws -> [String: Double] {
+    let folder = base + "/first-\(round)"
+    sh("'\(relay)' init '\(folder)/ra' && '\(relay)' init '\(folder)/rb' && '\(relay)' init '\(folder)/na'")
+    for root in ["ra", "na", "sa", "ua"] { try populate(folder + "/" + root) }
+    try FileManager.default.createDirectory(atPath: folder + "/ub", withIntermediateDirectories: true)
+    let commands: [(key: String, command: String, environment: [String: String])] = [
+        ("relay", "'\(relay)' sync -w '\(folder)/ra' '\(folder)/rb'", [:]),
+        ("relay-new", "'\(relay)' sync -w '\(folder)/na' '\(folder)/nb'", [:]),
+        ("rsync", "rsync -a --delete '\(folder)/sa/' '\(folder)/sb/'", [:]),
+        ("unison", "unison '\(folder)/ua' '\(folder)/ub' -batch -auto -silent -confirmbigdel=false -perms 0",
+         ["UNISON": folder + "/unison-archive"]),
+    ]
+    var times: [String: Double] = [:]
+    for index in 0..<commands.count {
+        let (key, command, variables) = commands[(index + round) % commands.count]
+        times[key] = timed(command, environment: variables, peak: key.hasPrefix("relay") ? "first sync" : nil)
+    }
+    if !keep { try? FileManager.default.removeItem(atPath: folder) }
+    return times
+}
+
+/// The first-sync rounds and their medians, as ratios within the same run.
+func firstSyncs() throws {
+    var times: [String: [Double]] = [:]
+    for round in 0..<firstRounds {
+        for (key, value) in try firstSyncRound(round) { times[key, default: []].append(value) }
+    }
+    let rsync = median(times["rsync"]!), unison = median(times["unison"]!)
+    print("  first sync of the whole tree (median of \(firstRounds) rounds, each on new trees):")
+    for (label, key) in [("rsync -a --delete (one-way)", "rsync"), ("unison -batch -auto (two-way)", "unison"),
+                         ("relay sync, two relay init replicas", "relay"), ("relay sync into a missing folder", "relay-new")] {
+        row(label, median(times[key]!), against: rsync, unison)
+    }
+    for key in ["relay", "relay-new"] {
+        let ratios = zip(times[key]!, times["unison"]!).map { $0 / $1 }
+        print("  \(key == "relay" ? "relay" : "relay into a missing folder")/Unison round by round: " + ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")
+              + "; /rsync: " + zip(times[key]!, times["rsync"]!).map { String(format: "%.2f", $0 / $1) }.joined(separator: " "))
+    }
+}
+
 try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
 print("relay-sync-bench: \(fileCount) files, change set 100 modified + 50 new + 20 deleted, median of \(rounds) rounds")
+try firstSyncs()
+if onlyFirst {
+    print("  relay's peak resident set, first sync: \((peakKilobytes["first sync"] ?? 0) / 1024) MB")
+    exit(0)
+}
 
 // Relay, local path and the protocol through a pipe (ssh's place taken by sh, no network).
 sh("'\(relay)' init '\(base)/ra' && '\(relay)' init '\(base)/rb' && '\(relay)' init '\(base)/pa' && '\(relay)' init '\(base)/pb'")
@@ -195,7 +250,7 @@ for round in 0..<rounds {
 func row(_ label: String, _ value: Double, against rsync: Double, _ unison: Double) {
     print("  " + label.padding(toLength: 44, withPad: " ", startingAt: 0) + String(format: "%7.2f s   %5.2f× rsync   %5.2f× unison", value, value / rsync, value / unison))
 }
-print("  first sync of the whole tree: relay \(String(format: "%.2f", relayInitial)) s, rsync \(String(format: "%.2f", rsyncInitial)) s, unison \(String(format: "%.2f", unisonInitial)) s")
+print("  first sync of the whole tree, once, setting up the rounds below (not flushed before): relay \(String(format: "%.2f", relayInitial)) s, rsync \(String(format: "%.2f", rsyncInitial)) s, unison \(String(format: "%.2f", unisonInitial)) s")
 print("  change set:")
 for (label, key) in [("rsync -a --delete (one-way)", "rsync"), ("unison -batch -auto (two-way)", "unison"),
                      ("relay sync, local folder (two-way)", "relay"), ("relay sync, protocol over a pipe", "relay-pipe")] {
