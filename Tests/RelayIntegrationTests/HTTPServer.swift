@@ -14,14 +14,18 @@ final class ServedWorkspace: @unchecked Sendable {
         let s = try ScratchWorkspace()
         try s.useFourAgentRoster()
         try s.write("script.json", #"{"repeat": true, "replies": [{"text": "\#(answer)"}]}"#)
-        try DoctorCommandTests.setModelSection(s, #"{"provider": "scripted", "script": "script.json"}"#)
+        let data = try Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))
+        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw WatchTestError("relay.json is not an object") }
+        object["model"] = ["provider": "scripted", "script": "script.json"]
+        try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self))
         return s
     }
 
-    init(_ workspace: ScratchWorkspace, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// - parameter host: where it listens (the tests reach it on 127.0.0.1 in any case).
+    init(_ workspace: ScratchWorkspace, host: String = "127.0.0.1", arguments: [String] = [], environment: [String: String] = [:]) throws {
         self.workspace = workspace
         port = FakeModelServer.freePort()
-        process = try spawn(Binaries.relay, ["serve", "-w", workspace.root, "--http", "127.0.0.1:\(port)"] + arguments,
+        process = try spawn(Binaries.relay, ["serve", "-w", workspace.root, "--http", "\(host):\(port)"] + arguments,
                             errorLog: workspace.base + "/serve.log", environment: environment)
         let deadline = Date().addingTimeInterval(30)
         while !FakeModelServer.accepts(port) {

@@ -67,7 +67,7 @@ import Testing
         #expect(!FakeModelServer.accepts(port))
         #expect(!FileManager.default.fileExists(atPath: s.path(".relay/api-token")))
 
-        let served = try ServedWorkspace(s, arguments: ["--new-token"], environment: ["RELAY_API_TOKEN": ""])
+        let served = try ServedWorkspace(s, host: "0.0.0.0", arguments: ["--new-token"], environment: ["RELAY_API_TOKEN": ""])
         let file = s.path(".relay/api-token")
         let attributes = try FileManager.default.attributesOfItem(atPath: file)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -81,8 +81,9 @@ import Testing
         #expect(served.process.terminationStatus == 0)
 
         // The next start reads it, prints nothing, and may listen beyond loopback with it.
-        let again = try ServedWorkspace(s, arguments: ["--http", "0.0.0.0:\(FakeModelServer.freePort())"], environment: ["RELAY_API_TOKEN": ""])
+        let again = try ServedWorkspace(s, host: "0.0.0.0", environment: ["RELAY_API_TOKEN": ""])
         #expect(!again.log.contains(token))
+        #expect(try again.curl("GET", "/v1/models", headers: ["Authorization: Bearer \(token)"]).status == 200)
     }
 
     @Test func anOversizedBodyGets413WithAndWithoutAContentLength() throws {
@@ -169,11 +170,12 @@ import Testing
         client.standardOutput = output
         try client.run()
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !served.log.contains("relay http listening") || RelayIntegrationTests.newestRun(inWorkspace: s.root) == nil {
+        while Date() < deadline, !served.log.contains("relay http listening") || newestRun(inWorkspace: s.root) == nil {
             Thread.sleep(forTimeInterval: 0.05)
         }
         Thread.sleep(forTimeInterval: 0.5)  // the first agent is being asked
-        let id = try #require(RelayIntegrationTests.newestRun(inWorkspace: s.root))
+        let started = newestRun(inWorkspace: s.root)
+        let id = try #require(started)
         let stopAsked = Date()
         kill(served.process.processIdentifier, SIGTERM)
         served.process.waitUntilExit()

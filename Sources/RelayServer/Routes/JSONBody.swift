@@ -10,6 +10,8 @@ enum JSONBody {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.tooLarge, "the request body is larger than \(limit) bytes (--max-body-bytes)")
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw APIError(.tooLarge, "the request body is larger than \(limit) bytes (--max-body-bytes)")
         }
