@@ -210,3 +210,21 @@ import Testing
         #expect(result.text.contains("answer: Llamas are camelids from the Andes."), "\(result.text)")
     }
 }
+
+/// `relay watch --http` is the same daemon as `relay serve`.
+@Suite struct WatchWithHTTPTests {
+    @Test func relayWatchWithHTTPServesTheAPIAndStopsOnSIGTERM() throws {
+        let s = try ServedWorkspace.scripted()
+        let port = FakeModelServer.freePort()
+        let watch = try spawn(Binaries.relay, ["watch", "-w", s.root, "--http", "\(port)"], errorLog: s.base + "/watch.log")
+        let deadline = Date().addingTimeInterval(30)
+        while !FakeModelServer.accepts(port), Date() < deadline, watch.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        let health = try run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/health"])
+        #expect(health.text == #"{"status":"ok"}"#)
+        let chat = try run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/agent/chat", "-H", "Content-Type: application/json", "--data-binary", #"{"query": "hi"}"#])
+        #expect(jsonObject(chat.text)?["response"] as? String == "Llamas are camelids from the Andes.", "\(chat.text)")
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
+        #expect(watch.terminationStatus == 0)
+    }
+}
