@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import NIOCore
 import Logging
@@ -54,6 +55,12 @@ public struct RelayHTTPServer: Service {
                 ])
             },
             logger: logger)
-        try await application.run()
+        do {
+            try await application.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw APIError(.configuration, "cannot listen on \(address): the port is in use (another relay serve, or another program); choose another with --http")
+        } catch let error as IOError {
+            throw APIError(.configuration, "cannot listen on \(address): \(error)")
+        }
     }
 }

@@ -90,7 +90,11 @@ struct WatchCommand: AsyncParsableCommand {
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as APIError {
+            throw CommandFailure(message: error.message)
+        }
     }
 }
 

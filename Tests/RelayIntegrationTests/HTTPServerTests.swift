@@ -227,4 +227,13 @@ import Testing
         watch.waitUntilExit()
         #expect(watch.terminationStatus == 0)
     }
+
+    @Test func aPortInUseIsAClearErrorNamingTheAddress() throws {
+        let s = try ServedWorkspace.scripted()
+        let other = FakeModelServer(log: s.base + "/requests.log")  // something else on the port
+        try other.start()
+        let result = try run(Binaries.relay, ["serve", "-w", s.root, "--http", "127.0.0.1:\(other.port)"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("cannot listen on 127.0.0.1:\(other.port): the port is in use"), "\(result.standardError)")
+    }
 }
