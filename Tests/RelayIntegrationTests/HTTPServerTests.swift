@@ -110,6 +110,11 @@ import Testing
         #expect(unknown.status == 404 && (jsonObject(unknown.body)?["error"] as? [String: Any])?["code"] as? String == "not_found")
         let model = try served.curl("POST", "/v1/chat/completions", body: #"{"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}]}"#)
         #expect(model.status == 404 && (jsonObject(model.body)?["error"] as? [String: Any])?["code"] as? String == "model_not_found")
+        let escape = try served.curl("POST", "/agent/chat", body: #"{"query": "hi", "session": "../../outside"}"#)
+        #expect(escape.status == 400, "\(escape)")
+        #expect(!FileManager.default.fileExists(atPath: s.base + "/outside.md") && !FileManager.default.fileExists(atPath: s.path("outside.md")))
+        let header = try served.curl("POST", "/v1/chat/completions", body: #"{"messages": [{"role": "user", "content": "hi"}]}"#, headers: ["X-Relay-Chat: .hidden"])
+        #expect(header.status == 400, "\(header)")
         let rebound = try served.curl("GET", "/v1/models", headers: ["Host: attacker.example"])
         #expect(rebound.status == 403, "without a token, only requests addressed to localhost")
     }
@@ -206,7 +211,8 @@ import Testing
             """
         let result = try run("/usr/bin/env", ["python3", "-c", script])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.text.contains("models: chat,chat/planner"), "\(result.text)")
+        let models = result.text.split(separator: "\n").first { $0.hasPrefix("models: ") }.map { Set($0.dropFirst(8).split(separator: ",").map(String.init)) } ?? []
+        #expect(models.isSuperset(of: ["chat", "chat/planner", "chat/writer", "research"]), "\(result.text)")
         #expect(result.text.contains("answer: Llamas are camelids from the Andes."), "\(result.text)")
     }
 }

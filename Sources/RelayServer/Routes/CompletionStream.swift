@@ -51,6 +51,8 @@ struct CompletionStream: Sendable {
             }
         } catch let error as APIError {
             await send(Self.event(error.body), &writer)
+        } catch {
+            await send(Self.event(APIError(.internalError, "\(error)").body), &writer)
         }
         await send(ByteBuffer(string: "data: [DONE]\n\n"), &writer)
         if !clientGone { try await writer.finish(nil) }

@@ -59,8 +59,8 @@ struct RelayTurns: Sendable {
             throw APIError(.shuttingDown, "the server is stopping; run \(manifest.id) is kept and resumes at the next start")
         } catch let error as LanguageModelError {
             throw APIError(.modelUnavailable, "the model failed (run \(manifest.id) is kept; `relay resume \(manifest.id)` continues it): \(error.message)")
-        } catch let error as RelayError where error.code == .busy {
-            throw APIError(.busy, error.message)
+        } catch let error as RelayError {
+            throw APIError(error.code == .busy ? .busy : .internalError, "run \(manifest.id): \(error.message)")
         }
         if let failure = outcome.failure { throw APIError(.internalError, failure) }
         return outcome.value
