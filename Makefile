@@ -51,6 +51,8 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@# The OpenAI Python SDK: a client nobody here wrote, for the HTTP API's tests (skipped without it).
+	@python3 -c "import openai" 2>/dev/null || python3 -m pip install -q openai || echo "WARNING: pip install openai failed — the OpenAI SDK test will be skipped"
 
 # The main job on the embedded default (SmolLM2-135M on llama-server): a relay of agents answers
 # from a person's notes, summarises a dropped file into Research/ and context.md, answers a

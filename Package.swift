@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Already pulled in by async-http-client; named here for the tests' in-process servers.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The HTTP API (issue 18): the server of `relay serve` / `relay watch --http`.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Already pulled in by Hummingbird; named for HTTPField in RelayServer.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks, a spawn
@@ -67,10 +71,22 @@ let package = Package(
             name: "RelayEngine",
             dependencies: ["WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log")]
         ),
+        // HTTP (issue 18): the seed app's POST /agent/chat, OpenAI-compatible /v1, auth and limits.
+        .target(
+            name: "RelayServer",
+            dependencies: [
+                "WorkspaceCore", "RelayEngine", "LanguageModels",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RelayEngine
+import RelayServer
 import ServiceLifecycle
 import WorkspaceCore
 import WorkspaceWatcher
@@ -28,15 +29,24 @@ struct WatchCommand: AsyncParsableCommand {
               relay watch
               relay watch -w ~/notes
               RELAY_LOG_LEVEL=info relay watch   # log every trigger
+              relay watch --http 8000            # and the HTTP API on 127.0.0.1:8000 (= relay serve)
             """
     )
 
     @OptionGroup var options: WorkspaceOptions
+    @OptionGroup var httpOptions: HTTPOptions
 
     func run() async throws {
+        try await Self.runDaemon(options: options, http: httpOptions, defaultAddress: nil)
+    }
+
+    /// The daemon of `relay watch` and `relay serve`: the watcher, resume-at-start and, with an
+    /// address, the HTTP API, as one ServiceGroup that SIGTERM and Ctrl-C stop gracefully.
+    static func runDaemon(options: WorkspaceOptions, http: HTTPOptions, defaultAddress: String?) async throws {
         var workspace = try options.open()
         workspace.writesTrigger = false  // the daemon writes as the engine
         let configuration = try WatchConfiguration.load(from: workspace)
+        let httpConfiguration = try http.configuration(for: workspace, defaultAddress: defaultAddress)
         let (lock, holder) = try DaemonLock.acquire("watch", in: workspace)
         guard let lock else {
             throw CommandFailure(message: "another `relay watch` is already running on \(workspace.root) (pid \(holder.map(String.init) ?? "?"))")
@@ -67,12 +77,24 @@ struct WatchCommand: AsyncParsableCommand {
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
             "relay.settle.ms": "\(configuration.settle.components.seconds * 1000 + configuration.settle.components.attoseconds / 1_000_000_000_000_000)",
         ])
+        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(launcher: launcher)]
+        if let httpConfiguration {
+            do {
+                services.append(try RelayHTTPServer(engine: engine, configuration: httpConfiguration, logger: logger))
+            } catch let error as APIError {
+                throw CommandFailure(message: error.message, status: 2)
+            }
+        }
         let group = ServiceGroup(
-            services: [WatchDaemon(service: service), ResumeAtStart(launcher: launcher)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as APIError {
+            throw CommandFailure(message: error.message)
+        }
     }
 }
 

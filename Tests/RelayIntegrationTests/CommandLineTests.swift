@@ -139,7 +139,7 @@ struct HelpTests {
     static let commands: [[String]] = [
         [], ["init"], ["status"], ["watch"], ["sync"], ["conflicts"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
         ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"], ["doctor"],
-        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"],
+        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"], ["serve"],
     ]
 
     @Test(arguments: commands)
@@ -154,6 +154,13 @@ struct HelpTests {
         let help = try run(Binaries.relay, ["--help"]).text
         #expect(help.contains("OVERVIEW: Run agents on a folder of plain files, and keep the folder safe."))
         for line in ["  init ", "  status ", "  fs "] { #expect(help.contains(line)) }
+    }
+
+    @Test func serveHelpIsPinned() throws {
+        let help = try run(Binaries.relay, ["serve", "--help"]).text
+        #expect(help.contains("OVERVIEW: Run the daemon with the HTTP API (relay watch --http)."))
+        #expect(help.contains("USAGE: relay serve [--workspace <dir>] [--lock-timeout <seconds>] [--http <[addr:]port>] [--max-body-bytes <bytes>] [--new-token]"), "\(help)")
+        #expect(try run(Binaries.relay, ["watch", "--help"]).text.contains("--http <[addr:]port>"))
     }
 
     @Test func fsWriteHelpIsPinned() throws {

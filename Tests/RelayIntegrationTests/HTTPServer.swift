@@ -1,0 +1,60 @@
+import Foundation
+
+/// `relay serve` on a free loopback port of a scratch workspace, for the HTTP tests.
+final class ServedWorkspace: @unchecked Sendable {
+    let workspace: ScratchWorkspace
+    let port: Int
+    let process: Process
+    var errorLog: String { workspace.base + "/serve.log" }
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// The workspace's relay answers every agent's turn with `answer` (the scripted model),
+    /// unless `environment` points it at another model.
+    static func scripted(answer: String = "Llamas are camelids from the Andes.") throws -> ScratchWorkspace {
+        let s = try ScratchWorkspace()
+        try s.useFourAgentRoster()
+        try s.write("script.json", #"{"repeat": true, "replies": [{"text": "\#(answer)"}]}"#)
+        let data = try Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))
+        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw WatchTestError("relay.json is not an object") }
+        object["model"] = ["provider": "scripted", "script": "script.json"]
+        try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self))
+        return s
+    }
+
+    /// - parameter host: where it listens (the tests reach it on 127.0.0.1 in any case).
+    init(_ workspace: ScratchWorkspace, host: String = "127.0.0.1", arguments: [String] = [], environment: [String: String] = [:]) throws {
+        self.workspace = workspace
+        port = FakeModelServer.freePort()
+        process = try spawn(Binaries.relay, ["serve", "-w", workspace.root, "--http", "\(host):\(port)"] + arguments,
+                            errorLog: workspace.base + "/serve.log", environment: environment)
+        let deadline = Date().addingTimeInterval(30)
+        while !FakeModelServer.accepts(port) {
+            guard Date() < deadline, process.isRunning else {
+                throw WatchTestError("relay serve did not listen on \(port): \(log)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    var log: String { (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "" }
+
+    deinit {
+        if process.isRunning { killHard(process) }
+    }
+
+    /// curl (a client Relay did not write): status code and body.
+    func curl(_ method: String, _ path: String, body: String? = nil, headers: [String] = [], extra: [String] = []) throws -> (status: Int, body: String) {
+        var arguments = ["-s", "-S", "-X", method, "-o", "-", "-w", "\n%{http_code}", base + path]
+        for header in headers { arguments += ["-H", header] }
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        let result = try run("/usr/bin/curl", arguments + extra)
+        var text = result.text
+        let statusLine = text.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        text = String(text.dropLast(statusLine.count + 1))
+        return (Int(statusLine) ?? 0, text)
+    }
+}
+
+func jsonObject(_ text: String) -> [String: Any]? {
+    try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+}
