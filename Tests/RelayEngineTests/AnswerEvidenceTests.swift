@@ -221,4 +221,11 @@ import WorkspaceCore
         #expect(AnswerCandidates.asked(by: "How much does it cost?") == .number)
         #expect(AnswerCandidates.asked(by: "Why is the rent higher?") == .reason)
     }
+
+    @Test func aWeekdayWithItsTimeAnswersWhenANoteGivesNoCalendarDate() {
+        let plumber = AnswerCandidates.candidates(for: "When does the plumber come?", in: ["The plumber comes on Friday at 9."], ignoring: [], fittingOnly: true)
+        #expect(plumber.first?.text == "Friday at 9", "\(plumber)")
+        let dentist = AnswerCandidates.candidates(for: "When is my dentist appointment?", in: ["The dentist moved my appointment to 19 November, a Friday."], ignoring: [], fittingOnly: true)
+        #expect(dentist.first?.text == "19 November", "a calendar date first when there is one: \(dentist)")
+    }
 }

@@ -190,6 +190,7 @@ struct AnswerEvidence {
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence, piece: piece))
             }
             if asked == .number, !counted.isEmpty { result += spelledCounts(in: piece, pieceTerms: pieceTerms, weights: weights) }
+            if asked == .date { result += weekdays(in: piece, pieceTerms: pieceTerms, weights: weights) }
         }
         return result
     }
@@ -209,6 +210,28 @@ struct AnswerEvidence {
         }
         return result
     }
+
+    /// "on Friday at 9" for "When does the plumber come?": a weekday (with the time after it, if
+    /// any) is a date a note gives without a calendar date.
+    func weekdays(in piece: String, pieceTerms: Set<String>, weights: [String: Double]) -> [Value] {
+        let words = piece.split(separator: " ").map(String.init)
+        var result: [Value] = []
+        for (index, raw) in words.enumerated() {
+            let word = raw.trimmingCharacters(in: .punctuationCharacters)
+            guard Self.weekdayNames.contains(word.lowercased()), word.first?.isUppercase == true else { continue }
+            var shown = word
+            if !raw.hasSuffix(","), !raw.hasSuffix("."), index + 2 < words.count, words[index + 1] == "at",
+               let time = words[index + 2].trimmingCharacters(in: .punctuationCharacters).nilIfEmpty, time.first?.isNumber == true {
+                shown += " at " + time
+            }
+            // A calendar date in the same sentence comes first.
+            let evidence = pieceTerms.reduce(0) { $0 + (weights[$1] ?? 0) } * 0.9
+            result.append(Value(claim: Claim(kind: .date, text: word), shown: shown, fits: true, evidence: evidence, piece: piece))
+        }
+        return result
+    }
+
+    static let weekdayNames: Set<String> = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     static let numberWords: Set<String> = [
         "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen",
