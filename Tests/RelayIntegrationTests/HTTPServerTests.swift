@@ -3,6 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The real `relay serve` (issue 18) with the scripted model, driven by real clients: the seed
 /// app's URLSession code, curl, and (where installed) the OpenAI Python SDK.
@@ -97,6 +100,38 @@ import Testing
         #expect(chunked.status == 413, "\(chunked)")
         #expect(try served.curl("POST", "/agent/chat", body: #"{"query": "small"}"#).status == 200)
         #expect(!FileManager.default.fileExists(atPath: s.path("Chats/\(RelayRunIntegrationTests.today())-aaaa.md")))
+    }
+
+    @Test func aStalledClientBlocksNeitherOtherClientsNorTheRun() throws {
+        let s = try ServedWorkspace.scripted()
+        let served = try ServedWorkspace(s)
+        // One client sends half a request and stalls; another connects and sends nothing.
+        let half = try Self.connect(port: served.port)
+        let silent = try Self.connect(port: served.port)
+        defer { close(half); close(silent) }
+        let partial = "POST /agent/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"query\": \"stal"
+        #expect(partial.withCString { send(half, $0, strlen($0), 0) } > 0)
+        #expect(try served.curl("GET", "/health").status == 200)
+        let answered = try served.curl("POST", "/agent/chat", body: #"{"query": "Tell me about llamas"}"#)
+        #expect(answered.status == 200, "\(answered)")
+        #expect(jsonObject(answered.body)?["response"] as? String == "Llamas are camelids from the Andes.")
+        // The stalled request started no turn.
+        let chats = (try? FileManager.default.contentsOfDirectory(atPath: s.path("Chats"))) ?? []
+        #expect(!chats.contains { (try? String(contentsOfFile: s.path("Chats/\($0)"), encoding: .utf8))?.contains("stal") == true })
+    }
+
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { close(fd); throw CocoaError(.fileReadUnknown) }
+        return fd
     }
 
     @Test func badRequestsGetTheErrorShape() throws {
