@@ -17,15 +17,7 @@ extension RelayEngine {
     /// - throws: `RelayError` `.notFound` for an unknown relay, `WorkspaceError` for an invalid roster.
     public func mentions(in message: String, relay relayName: String? = nil) throws -> Mentions {
         let configuration = try RelayConfiguration.load(from: workspace)
-        let relay: RelayDefinition
-        if let relayName {
-            guard let found = configuration.relay(named: relayName) else {
-                throw RelayError(.notFound, "no relay '\(relayName)' in relay.json (relays: \(configuration.relays.map(\.name).joined(separator: ", ")))")
-            }
-            relay = found
-        } else {
-            relay = configuration.defaultRelay
-        }
+        let relay = try Self.relay(relayName, in: configuration)
         return Mentions.resolve(message, roster: try configuration.roster(for: relay, in: workspace).agents)
     }
 

@@ -223,16 +223,18 @@ public struct RelayEngine: Sendable {
         try relayAndRoster(name, configuration: RelayConfiguration.load(from: workspace))
     }
 
-    private func relayAndRoster(_ name: String?, configuration: RelayConfiguration) throws -> (RelayDefinition, Roster, String?) {
-        let relay: RelayDefinition
-        if let name {
-            guard let found = configuration.relay(named: name) else {
-                throw RelayError(.notFound, "no relay '\(name)' in relay.json (relays: \(configuration.relays.map(\.name).joined(separator: ", ")))")
-            }
-            relay = found
-        } else {
-            relay = configuration.defaultRelay
+    /// The relay called `name` in `configuration`, or its default relay when `name` is nil.
+    /// - throws: `RelayError` `.notFound` naming the relays there are.
+    static func relay(_ name: String?, in configuration: RelayConfiguration) throws -> RelayDefinition {
+        guard let name else { return configuration.defaultRelay }
+        guard let found = configuration.relay(named: name) else {
+            throw RelayError(.notFound, "no relay '\(name)' in relay.json (relays: \(configuration.relays.map(\.name).joined(separator: ", ")))")
         }
+        return found
+    }
+
+    private func relayAndRoster(_ name: String?, configuration: RelayConfiguration) throws -> (RelayDefinition, Roster, String?) {
+        let relay = try Self.relay(name, in: configuration)
         if let rosterKeeper {
             let (roster, warning) = try rosterKeeper.roster(for: relay, configuration: configuration, in: workspace)
             return (relay, roster, warning)
