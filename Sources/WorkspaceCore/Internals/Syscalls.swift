@@ -212,6 +212,18 @@ enum Syscall {
         return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
     }
 
+    /// The corresponding C function is `flock(LOCK_EX)`, with `LOCK_NB` unless `wait`: a
+    /// lock on a folder, which OFD locks cannot take (they need a file opened for writing).
+    static func flockExclusive(_ fd: CInt, wait: Bool) -> Result<Void, Errno> {
+        let operation = wait ? LOCK_EX : LOCK_EX | LOCK_NB
+        return retrying { flockCall(fd, operation) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `flock(LOCK_UN)`.
+    static func flockRelease(_ fd: CInt) {
+        _ = flockCall(fd, LOCK_UN)
+    }
+
     /// The corresponding C call is `fcntl(F_OFD_SETLK, F_UNLCK)`.
     static func unlock(_ fd: CInt) {
         _ = relay_ofd_unlock(fd)
@@ -309,3 +321,6 @@ enum Syscall {
         while Glibc.nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }
+
+/// `flock(2)`: Glibc's function, which inside `Syscall` the `flock` struct of fcntl hides.
+private func flockCall(_ fd: CInt, _ operation: CInt) -> CInt { flock(fd, operation) }
