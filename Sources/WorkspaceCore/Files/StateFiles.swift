@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystemPackage
 
 // The files Relay keeps for itself under `.relay/` that are not workspace content — a run's
@@ -128,21 +129,20 @@ package final class ProcessLease: @unchecked Sendable {
 /// being made, so tests can prove a failed fsync is an error and not silence. Keyed by folder so
 /// tests running at the same time in one process do not see each other's faults.
 package enum FsyncFaults {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var failing: [String: Errno] = [:]
+    private static let failing = Mutex<[String: Errno]>([:])
 
     /// From now on, fsyncs of state files under `folder` fail with `errno` (EIO by default).
     package static func fail(under folder: String, with errno: Errno = .ioError) {
-        lock.withLock { failing[folder.hasSuffix("/") ? folder : folder + "/"] = errno }
+        failing.withLock { $0[folder.hasSuffix("/") ? folder : folder + "/"] = errno }
     }
 
     /// Ends `fail(under:)` for `folder`.
     package static func clear(under folder: String) {
-        lock.withLock { _ = failing.removeValue(forKey: folder.hasSuffix("/") ? folder : folder + "/") }
+        failing.withLock { _ = $0.removeValue(forKey: folder.hasSuffix("/") ? folder : folder + "/") }
     }
 
     static func fsync(_ fd: CInt, path: String) -> Result<Void, Errno> {
-        let injected: Errno? = lock.withLock {
+        let injected: Errno? = failing.withLock { failing in
             failing.isEmpty ? nil : failing.first { path.hasPrefix($0.key) || path + "/" == $0.key }?.value
         }
         if let injected { return .failure(injected) }
