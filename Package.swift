@@ -86,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "RelaySQLite", "LanguageModels", "RelayEngine", "RelayServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
