@@ -54,7 +54,10 @@ let package = Package(
         // Sync between replicas (design §7): index, version vectors, merges, transports.
         .target(
             name: "WorkspaceSync",
-            dependencies: ["CRelaySystem", "WorkspaceCore", "RelaySQLite"]
+            dependencies: [
+                "CRelaySystem", "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.
         .target(
@@ -69,7 +72,10 @@ let package = Package(
         // Relays of agents (design §4): rosters, runs, tools, transcripts, the run journal, replay.
         .target(
             name: "RelayEngine",
-            dependencies: ["WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // HTTP (issue 18): the seed app's POST /agent/chat, OpenAI-compatible /v1, auth and limits.
         .target(
