@@ -30,9 +30,12 @@ let package = Package(
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks, a spawn
         // that closes every other descriptor).
         .target(name: "CRelaySystem"),
+        // The JSON parser of configuration files, with lines and columns (a leaf: no dependencies).
+        .target(name: "RelayJSON"),
         .target(
             name: "WorkspaceCore",
             dependencies: [
+                "RelayJSON",
                 "CRelaySystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -63,6 +66,7 @@ let package = Package(
         .target(
             name: "LanguageModels",
             dependencies: [
+                "RelayJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // Part of AsyncHTTPClient's API (ByteBuffer, TimeAmount, IOError).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkspaceCoreTests",
-            dependencies: ["WorkspaceCore"]
+            dependencies: ["WorkspaceCore", "RelayJSON"]
         ),
         .testTarget(
             name: "WorkspaceSyncTests",
