@@ -6,7 +6,9 @@ import CRelaySystem
 import Glibc
 import SystemPackage
 
-enum Syscall {
+/// `package`: RelayEngine and WorkspaceSync make their system calls here too (the sync protocol's
+/// pipes, state files), not public API.
+package enum Syscall {
     /// Runs `body` until it stops failing with EINTR; -1 becomes the current errno.
     @inline(__always)
     private static func retrying<I: FixedWidthInteger>(_ body: () -> I) -> Result<I, Errno> {
@@ -76,8 +78,26 @@ enum Syscall {
         return .success(buffer)
     }
 
+    /// The corresponding C function is `read`, looped until `count` bytes or end of file: a
+    /// shorter result means the end came first (empty: at once).
+    package static func read(_ fd: CInt, count: Int) -> Result<[UInt8], Errno> {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retrying { Glibc.read(fd, raw.baseAddress! + filled, count - filled) }
+            }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(0): return .success(Array(buffer[0..<filled]))
+            case .success(let got): filled += got
+            }
+        }
+        return .success(buffer)
+    }
+
     /// The corresponding C function is `write`, looped until every byte is written.
-    static func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+    package static func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
         var offset = 0
         while offset < bytes.count {
             let n = retrying { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
