@@ -159,7 +159,7 @@ struct HelpTests {
     @Test func serveHelpIsPinned() throws {
         let help = try run(Binaries.relay, ["serve", "--help"]).text
         #expect(help.contains("OVERVIEW: Run the daemon with the HTTP API (relay watch --http)."))
-        #expect(help.contains("USAGE: relay serve [--workspace <dir>] [--lock-timeout <seconds>] [--http <[addr:]port>] [--max-body-bytes <bytes>] [--new-token]"), "\(help)")
+        #expect(help.contains("USAGE: relay serve [--workspace <dir>] [--lock-timeout <seconds>] [--http <[addr:]port>] [--max-body-bytes <bytes>] [--max-upload-bytes <bytes>] [--new-token]"), "\(help)")
         #expect(try run(Binaries.relay, ["watch", "--help"]).text.contains("--http <[addr:]port>"))
     }
 
