@@ -40,6 +40,7 @@ public struct RelayHTTPServer: Service {
         RunRoutes(turns: turns, hub: hub, maxBodyBytes: configuration.maxBodyBytes, defaultRelay: configuration.defaultRelay).add(to: router)
         ChatRoutes(engine: engine).add(to: router)
         UploadRoutes(workspace: engine.workspace, maxUploadBytes: configuration.maxUploadBytes).add(to: router)
+        WebRoutes().add(to: router)
         return router
     }
 
