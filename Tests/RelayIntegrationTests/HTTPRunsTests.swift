@@ -75,6 +75,25 @@ import Glibc
         #expect(s.contents("Chats/\(turn.chat).md")?.contains("Plan a picnic by the river") == true)
     }
 
+    @Test func fiftyClientsOnOneRunEachReceiveEveryEventOnce() throws {
+        let (_, model, served) = try Self.slowServed(delay: 0.5)
+        let turn = try Self.startRun(served, #"{"message": "Plan a picnic by the river"}"#)
+        let url = served.base + "/runs/\(turn.id)/events"
+        // All connect while the run is going, each in its own curl.
+        let clients = try (0..<50).map { _ in try SSEReader(url: url) }
+        let collected = Collected(count: clients.count)
+        DispatchQueue.concurrentPerform(iterations: clients.count) { index in
+            collected.set(index, clients[index].read())
+        }
+        let results = collected.all
+        let whole = try SSEReader(url: url).read()
+        #expect(whole.last?.kind == "end" && whole.filter { $0.kind == "agentFinished" }.count == 4)
+        for (index, events) in results.enumerated() {
+            #expect(events == whole, "client \(index) got \(events.count) of \(whole.count) events")
+        }
+        _ = model
+    }
+
     @Test func cancellingARunLeavesItCancelledAndRelayResumeFinishesIt() throws {
         let (s, model, served) = try Self.slowServed(delay: 2)
         let turn = try Self.startRun(served, #"{"message": "Plan a picnic by the river"}"#)
@@ -239,4 +258,13 @@ struct HTTPRunsLocalModelTests {
         let final = try #require(events.first { $0.kind == "final" }?.object["text"] as? String)
         #expect(!final.isEmpty)
     }
+}
+
+/// What concurrent readers collected, one slot each.
+private final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [[SSEReader.Event]]
+    init(count: Int) { slots = Array(repeating: [], count: count) }
+    func set(_ index: Int, _ events: [SSEReader.Event]) { lock.withLock { slots[index] = events } }
+    var all: [[SSEReader.Event]] { lock.withLock { slots } }
 }

@@ -88,6 +88,26 @@ struct WebChatTests {
         #expect(s.contents("Chats/\(chat).md")?.contains("Tell me about llamas") == true, "an ordinary chat file")
     }
 
+    @Test func theComposerOffersTheAgentsForAnAtMentionAndTheMessageGoesToThatAgentAlone() throws {
+        let s = try ServedWorkspace.scripted()
+        let served = try ServedWorkspace(s)
+        let typeMention = "(() => { const input = document.getElementById('input'); input.value = '@Wr'; input.selectionStart = input.selectionEnd = 3; input.dispatchEvent(new Event('input')); return true; })()"
+        let results = try WebBrowser.drive(served.base + "/", [
+            // The agents' names come from GET /v1/models once the page has loaded.
+            ["wait": "document.readyState === 'complete'", "timeout": 20],
+            ["wait": typeMention + " && !document.getElementById('mentions').hidden", "timeout": 20],
+            ["do": "Array.from(document.querySelectorAll('#mentions li')).map(li => li.textContent)"],
+            ["do": "document.getElementById('input').dispatchEvent(new KeyboardEvent('keydown', {key: 'Tab', bubbles: true, cancelable: true})); document.getElementById('input').value"],
+            ["do": "(() => { const input = document.getElementById('input'); input.value += 'write one line about llamas'; document.getElementById('composer').requestSubmit(); return true; })()"],
+            ["wait": "document.getElementById('status').textContent === 'done'", "timeout": 60],
+            ["do": "new Promise((resolve) => setTimeout(() => resolve(true), 1000))"],
+            ["do": "Array.from(document.querySelectorAll('.message.agent .name')).map(e => e.textContent)"],
+        ], scratch: s.base)
+        #expect(results[2] as? [String] == ["@Wren"], "\(results)")
+        #expect(results[3] as? String == "@Wren ", "\(results)")
+        #expect(results[7] as? [String] == ["Wren"], "only the agent mentioned answered: \(results)")
+    }
+
     @Test func htmlInAChatFileRendersAsTextAndAPersonsNewMessageInTheFileAppears() throws {
         let s = try ServedWorkspace.scripted()
         let served = try ServedWorkspace(s)
