@@ -105,6 +105,8 @@ bench:
 	@echo
 	$(SWIFT) build $(RELEASE_FLAGS) --product relay-engine-bench $(SWIFT_FLAGS)
 	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay-engine-bench"
+	@echo
+	python3 Tests/Benchmarks/relay-http-bench/http-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
 
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"
