@@ -108,6 +108,20 @@ struct WebChatTests {
         #expect(results[7] as? [String] == ["Wren"], "only the agent mentioned answered: \(results)")
     }
 
+    @Test func withATokenThePageAsksForItAndThenShowsTheChats() throws {
+        let s = try ServedWorkspace.scripted()
+        let served = try ServedWorkspace(s, environment: ["RELAY_API_TOKEN": "page-token"])
+        let started = try served.curl("POST", "/runs", body: #"{"message": "First question", "chat": "guarded"}"#, headers: ["Authorization: Bearer page-token"])
+        #expect(started.status == 202, "\(started)")
+        let results = try WebBrowser.drive(served.base + "/", [
+            ["wait": "document.getElementById('token-dialog').open", "timeout": 20],
+            ["do": "document.querySelectorAll('#chat-list .chat').length"],
+            ["do": "document.getElementById('token-input').value = 'page-token'; document.getElementById('token-form').requestSubmit(); true"],
+            ["wait": "!document.getElementById('token-dialog').open && Array.from(document.querySelectorAll('#chat-list .chat')).some(b => b.textContent === 'guarded')", "timeout": 20],
+        ], scratch: s.base)
+        #expect(results[1] as? Int == 0, "nothing shown before the token")
+    }
+
     @Test func htmlInAChatFileRendersAsTextAndAPersonsNewMessageInTheFileAppears() throws {
         let s = try ServedWorkspace.scripted()
         let served = try ServedWorkspace(s)
