@@ -108,6 +108,36 @@ struct WebChatTests {
         #expect(results[7] as? [String] == ["Wren"], "only the agent mentioned answered: \(results)")
     }
 
+    @Test func aFileDroppedOnThePageLandsInResearchAndItsRelayRunsOnce() throws {
+        let s = try ServedWorkspace.scripted()
+        let served = try ServedWorkspace(s)
+        try HTTPRunsTests.waitForWatcher(s, served)
+        // What the browser hands the page when a person drops a file from their desktop.
+        let drop = """
+            (() => { const files = new DataTransfer(); files.items.add(new File(['Alpacas are smaller than llamas.\\n'], 'alpaca notes.md', {type: 'text/markdown'}));
+            window.dispatchEvent(new DragEvent('drop', {dataTransfer: files, bubbles: true, cancelable: true})); return true; })()
+            """
+        let results = try WebBrowser.drive(served.base + "/", [
+            ["wait": "document.readyState === 'complete'", "timeout": 20],
+            ["do": drop],
+            ["wait": "document.getElementById('messages').textContent.includes('Research/alpaca notes.md — the research relay will read it')", "timeout": 30],
+        ], scratch: s.base)
+        #expect(results.count == 3)
+        #expect(s.contents("Research/alpaca notes.md") == "Alpacas are smaller than llamas.\n")
+        let deadline = Date().addingTimeInterval(120)
+        var research: [[String: Any]] = []
+        while Date() < deadline {
+            let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
+            research = runs.filter { $0["source"] as? String == "Research/alpaca notes.md" }
+            if research.contains(where: { $0["state"] as? String == "done" }) { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        try HTTPRunsTests.waitForWatcher(s, served)
+        let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
+        #expect(runs.filter { $0["source"] as? String == "Research/alpaca notes.md" }.count == 1, "\(runs)")
+        #expect(research.first?["state"] as? String == "done", "\(research)")
+    }
+
     @Test func withATokenThePageAsksForItAndThenShowsTheChats() throws {
         let s = try ServedWorkspace.scripted()
         let served = try ServedWorkspace(s, environment: ["RELAY_API_TOKEN": "page-token"])
