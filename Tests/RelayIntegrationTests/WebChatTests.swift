@@ -67,7 +67,12 @@ struct WebChatTests {
             ["do": "document.getElementById('messages').scrollTop = 0; true"],
             ["screenshot": screenshot],
             ["do": "location.hash"],
+            // On a phone the chat list folds above the chat.
+            ["viewport": [390, 844]],
+            ["do": "new Promise((resolve) => setTimeout(() => resolve(document.getElementById('sidebar').getBoundingClientRect().width <= 390), 300))"],
+            ["screenshot": screenshot.replacingOccurrences(of: "web-chat.png", with: "web-chat-phone.png")],
         ], scratch: s.base)
+        #expect(results[9] as? Bool == true, "the chat list fits a phone's width")
         let html = try #require(results[4] as? String)
         // Every agent: emoji avatar, name, and the colour as a CSS variable beside them.
         for (emoji, name, color) in [("📋", "Paige", "#4A90D9"), ("🔎", "Remy", "#2E9E6B"), ("✍️", "Wren", "#E67E22"), ("🔍", "Vera", "#9B59B6")] {

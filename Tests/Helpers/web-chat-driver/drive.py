@@ -11,6 +11,7 @@ STEPS.json is a list of steps, each one of:
   {"wait": "JS", "timeout": 60}     evaluate every 100 ms until truthy; fail after timeout seconds
   {"screenshot": "PATH"}            write a PNG of the viewport
   {"html": true}                    record document.documentElement.outerHTML
+  {"viewport": [WIDTH, HEIGHT]}     resize the viewport (a phone: [390, 844])
   {"append": "PATH", "text": "…"}   append text to a file, as a person's editor would, while the page is open
 Prints {"results": [...]} (one entry per step) and exits 0, or prints {"error": "...",
 "results": [...]} and exits 1 at the first step that fails.
@@ -107,6 +108,10 @@ try:
             with open(step["screenshot"], "wb") as file:
                 file.write(base64.b64decode(data))
             results.append(step["screenshot"])
+        elif "viewport" in step:
+            width, height = step["viewport"]
+            send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session)
+            results.append(True)
         elif "append" in step:
             with open(step["append"], "a") as file:
                 file.write(step["text"])
