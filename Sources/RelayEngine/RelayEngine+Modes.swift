@@ -88,3 +88,11 @@ extension RelayEngine {
         return result
     }
 }
+
+extension RelayEngine {
+    /// The person's newest message in the text of a chat file (`Chats/NAME.md`) that no turn has
+    /// answered yet: what they wrote after the last turn's end marker; nil when there is none.
+    public static func unansweredMessage(inChat text: String) -> String? {
+        Conversation.newMessage(in: text)
+    }
+}

@@ -300,6 +300,15 @@ public struct RelayEngine: Sendable {
 
     /// Runs run `id` to its end, handing each event to `emit` (see ``run(_:)``).
     public func execute(_ id: String, emit: @escaping @Sendable (RelayEvent) -> Void) async throws {
+        try await execute(id, stopReason: { nil }, emit: emit)
+    }
+
+    /// Runs run `id` to its end, handing each event to `emit` and appending it to the run's
+    /// event log (``RunEventLog``). When the run is cancelled, `stopReason` says whether a
+    /// person stopped it (their words go into the journal and the run counts as `cancelled`:
+    /// resumable by `relay resume`, not resumed by the daemon at its next start) or not (nil: a
+    /// shutdown; the run is `interrupted` and the daemon resumes it).
+    public func execute(_ id: String, stopReason: @escaping @Sendable () -> String?, emit: @escaping @Sendable (RelayEvent) -> Void) async throws {
         let store = self.store
         let manifest = try store.manifest(id)
         guard let lease = try store.lease(manifest.id) else {
@@ -314,21 +323,31 @@ public struct RelayEngine: Sendable {
             return
         }
         let journal = try RunJournalWriter(path: store.journalPath(manifest.id), durable: workspace.durable)
-        let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models, logger: logger, emit: emit)
+        let events = try RunEventLog.Writer(path: store.eventsPath(manifest.id), runID: manifest.id)
+        let logged: @Sendable (RelayEvent) -> Void = { event in
+            events.append(event)
+            emit(event)
+        }
+        let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models, logger: logger, emit: logged)
         do {
             try await executor.execute()
+            events.end(.done)
         } catch is CancellationError {
             var record = JournalRecord(.interrupted)
-            record.message = "cancelled; `relay resume \(manifest.id)` continues it"
+            let reason = stopReason()
+            record.message = "\(reason ?? "cancelled"); `relay resume \(manifest.id)` continues it"
+            if reason != nil { record.state = RunSummary.State.cancelled.rawValue }
             record.started = RunExecutor.timestamp()
             try? journal.append(record)
+            events.end(reason == nil ? .interrupted : .cancelled, message: record.message)
             throw CancellationError()
         } catch {
             var record = JournalRecord(.failed)
             record.message = "\(error)"
             record.started = RunExecutor.timestamp()
             try? journal.append(record)
-            emit(.error(runID: manifest.id, message: "\(error)"))
+            logged(.error(runID: manifest.id, message: "\(error)"))
+            events.end(.failed, message: "\(error)")
             throw error
         }
     }

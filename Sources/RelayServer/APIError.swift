@@ -16,6 +16,7 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible {
         case tooLarge = "request_too_large"
         case modelNotFound = "model_not_found"
         case busy = "busy"
+        case conflict = "conflict"
         case modelUnavailable = "model_unavailable"
         case shuttingDown = "shutting_down"
         case internalError = "internal_error"
@@ -41,7 +42,7 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible {
         case .invalidRequest: .badRequest
         case .unsupportedMediaType: .unsupportedMediaType
         case .tooLarge: .contentTooLarge
-        case .busy: .conflict
+        case .busy, .conflict: .conflict
         case .modelUnavailable: .badGateway
         case .shuttingDown: .serviceUnavailable
         }

@@ -29,14 +29,18 @@ public struct RelayHTTPServer: Service {
     }
 
     /// The routes and the rules in front of them, without a socket.
-    func router() -> Router<BasicRequestContext> {
+    func router(hub: RunHub) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: logger))
-        router.add(middleware: GuardMiddleware(token: configuration.token, maxBodyBytes: configuration.maxBodyBytes))
+        router.add(middleware: GuardMiddleware(token: configuration.token, maxBodyBytes: configuration.maxBodyBytes, maxUploadBytes: configuration.maxUploadBytes))
         let turns = RelayTurns(engine: engine)
         HealthRoutes().add(to: router)
         SeedRoutes(turns: turns, maxBodyBytes: configuration.maxBodyBytes, defaultRelay: configuration.defaultRelay).add(to: router)
         OpenAIRoutes(turns: turns, maxBodyBytes: configuration.maxBodyBytes, defaultRelay: configuration.defaultRelay).add(to: router)
+        RunRoutes(turns: turns, hub: hub, maxBodyBytes: configuration.maxBodyBytes, defaultRelay: configuration.defaultRelay).add(to: router)
+        ChatRoutes(engine: engine).add(to: router)
+        UploadRoutes(workspace: engine.workspace, maxUploadBytes: configuration.maxUploadBytes).add(to: router)
+        WebRoutes().add(to: router)
         return router
     }
 
@@ -44,8 +48,9 @@ public struct RelayHTTPServer: Service {
         let address = configuration.address
         let logger = self.logger
         let authenticated = configuration.token != nil
+        let hub = RunHub(engine: engine, logger: logger)
         let application = Application(
-            router: router(),
+            router: router(hub: hub),
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
@@ -55,8 +60,15 @@ public struct RelayHTTPServer: Service {
                 ])
             },
             logger: logger)
+        // Runs started with POST /runs live in the hub, not in a request: a shutdown stops
+        // them (interrupted, resumed at the next start) before the server waits for its streams.
         do {
-            try await application.run()
+            try await withGracefulShutdownHandler {
+                try await application.run()
+            } onGracefulShutdown: {
+                Task { await hub.stopAll() }
+            }
+            await hub.stopAll()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw APIError(.configuration, "cannot listen on \(address): the port is in use (another relay serve, or another program); choose another with --http")
         } catch let error as IOError {

@@ -13,12 +13,16 @@ struct HTTPOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The largest request body the API accepts, in bytes (bigger: 413).", valueName: "bytes"))
     var maxBodyBytes: Int = ServerConfiguration.defaultMaxBodyBytes
 
+    @Option(name: .long, help: ArgumentHelp("The largest file PUT /research/NAME accepts, in bytes (bigger: 413).", valueName: "bytes"))
+    var maxUploadBytes: Int = ServerConfiguration.defaultMaxUploadBytes
+
     @Flag(name: .long, help: "Generate an API token into .relay/api-token (mode 0600) if there is none, and print it once.")
     var newToken = false
 
     func validate() throws {
         if let http { _ = try parse(http) }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be 1 or more") }
+        guard maxUploadBytes > 0 else { throw ValidationError("--max-upload-bytes must be 1 or more") }
     }
 
     private func parse(_ text: String) throws -> ListenAddress {
@@ -38,7 +42,7 @@ struct HTTPOptions: ParsableArguments {
             if let found, found.origin == .generated {
                 Terminal.standardError("relay: a new API token, saved in \(file) (mode 0600); shown only this once:\n\(found.token.secret)\n")
             }
-            let configuration = ServerConfiguration(address: address, token: found?.token, maxBodyBytes: maxBodyBytes)
+            let configuration = ServerConfiguration(address: address, token: found?.token, maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes)
             try configuration.validate()
             return configuration
         } catch let error as APIError {

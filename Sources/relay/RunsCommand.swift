@@ -9,8 +9,9 @@ struct RunsCommand: AsyncParsableCommand {
         abstract: "List relay runs, or show one with per-agent timings, tokens and revisions.",
         discussion: """
             States: done, running (a process holds it), interrupted (killed or stopped; `relay \
-            resume` continues it), failed (the model failed; `relay resume` tries again), \
-            skipped (the dropped file was not text). A prefix of a run id is enough.
+            resume` continues it), cancelled (stopped by a person over HTTP; `relay resume` \
+            continues it, the daemon does not), failed (the model failed; `relay resume` tries \
+            again), skipped (the dropped file was not text). A prefix of a run id is enough.
 
             Examples:
               relay runs

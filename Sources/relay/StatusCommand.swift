@@ -29,7 +29,7 @@ struct StatusCommand: ParsableCommand {
         var workspace: Workspace.Status
         var watcher: Watcher
         struct Watcher: Codable { var running: Bool; var pid: Int32?; var triggers: [String: Int] }
-        /// Relay runs by state (done, running, interrupted, failed, skipped).
+        /// Relay runs by state (done, running, interrupted, cancelled, failed, skipped).
         var runs: [String: Int]
         var openConflicts: Int
     }
@@ -61,8 +61,8 @@ struct StatusCommand: ParsableCommand {
         let order = ["pending", "running", "done", "failed"]
         let queue = order.compactMap { state in counts[state].map { "\($0) \(state)" } }
         print("Triggers   " + (queue.isEmpty ? "none yet" : queue.joined(separator: ", ")))
-        let runStates = ["running", "interrupted", "failed", "done", "skipped"].compactMap { state in runs[state].map { "\($0) \(state)" } }
-        let resumable = (runs["interrupted"] ?? 0) + (runs["failed"] ?? 0)
+        let runStates = ["running", "interrupted", "cancelled", "failed", "done", "skipped"].compactMap { state in runs[state].map { "\($0) \(state)" } }
+        let resumable = (runs["interrupted"] ?? 0) + (runs["cancelled"] ?? 0) + (runs["failed"] ?? 0)
         print("Runs       " + (runStates.isEmpty ? "none yet" : runStates.joined(separator: ", "))
               + (resumable > 0 ? "   (`relay resume --all` continues them)" : ""))
         print("Conflicts  " + (conflicts == 0 ? "none open" : "\(conflicts) open (`relay conflicts` lists them)"))

@@ -89,9 +89,12 @@ final class LockedData: @unchecked Sendable {
 /// A workspace made with the real `relay init`, in a temporary folder removed afterwards.
 final class ScratchWorkspace: Sendable {
     let base: String
-    var root: String { base + "/ws" }
+    let folder: String
+    var root: String { base + "/" + folder }
 
-    init() throws {
+    /// - parameter name: the workspace folder's name (spaces and all, for tests of quoting).
+    init(name: String = "ws") throws {
+        folder = name
         base = FileManager.default.temporaryDirectory.path + "/relay-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let result = try run(Binaries.relay, ["init", root])

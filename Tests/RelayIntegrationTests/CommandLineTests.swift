@@ -156,7 +156,7 @@ struct HelpTests {
     static let commands: [[String]] = [
         [], ["init"], ["status"], ["watch"], ["sync"], ["conflicts"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
         ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"], ["doctor"],
-        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"], ["serve"],
+        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"], ["serve"], ["service"], ["service", "install"],
     ]
 
     @Test(arguments: commands)
@@ -176,7 +176,7 @@ struct HelpTests {
     @Test func serveHelpIsPinned() throws {
         let help = try run(Binaries.relay, ["serve", "--help"]).text
         #expect(help.contains("OVERVIEW: Run the daemon with the HTTP API (relay watch --http)."))
-        #expect(help.contains("USAGE: relay serve [--workspace <dir>] [--lock-timeout <seconds>] [--http <[addr:]port>] [--max-body-bytes <bytes>] [--new-token]"), "\(help)")
+        #expect(help.contains("USAGE: relay serve [--workspace <dir>] [--lock-timeout <seconds>] [--http <[addr:]port>] [--max-body-bytes <bytes>] [--max-upload-bytes <bytes>] [--new-token]"), "\(help)")
         #expect(try run(Binaries.relay, ["watch", "--help"]).text.contains("--http <[addr:]port>"))
     }
 

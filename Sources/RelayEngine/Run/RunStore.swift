@@ -13,6 +13,8 @@ public struct RunStore: Sendable {
     public var folder: String { workspace.layout.state + "/runs" }
     func directory(_ id: String) -> String { folder + "/" + id }
     func journalPath(_ id: String) -> String { directory(id) + "/journal.jsonl" }
+    /// The run's event log (``RunEventLog``): what it emitted, for streaming and reconnects.
+    public func eventsPath(_ id: String) -> String { directory(id) + "/events.jsonl" }
 
     /// A new run id: UTC time and four random hex digits, so ids sort by age.
     static func makeID(_ date: Date = Date()) -> String {
@@ -102,7 +104,8 @@ public struct RunStore: Sendable {
         }
     }
 
-    func isRunning(_ id: String) -> Bool { ProcessLease.isHeld(directory(id) + "/lock") }
+    /// Whether a process (this one or another) holds run `id`'s lock: it is executing.
+    public func isRunning(_ id: String) -> Bool { ProcessLease.isHeld(directory(id) + "/lock") }
 
     // MARK: Listing
 
@@ -134,7 +137,7 @@ public struct RunStore: Sendable {
                 summary.state = .failed
                 summary.error = record.message
             case .interrupted:
-                summary.state = .interrupted
+                summary.state = record.state == RunSummary.State.cancelled.rawValue ? .cancelled : .interrupted
                 summary.error = record.message
             case .request, .note, .intent: break
             }
@@ -148,8 +151,10 @@ public struct RunStore: Sendable {
 public struct RunSummary: Sendable, Codable, Equatable {
     public enum State: String, Sendable, Codable {
         case running, done, failed, interrupted, skipped
+        /// Stopped by a person (over HTTP): resumable by hand, not resumed by the daemon at start.
+        case cancelled
         /// Whether `relay resume` can continue it.
-        public var isResumable: Bool { self == .failed || self == .interrupted }
+        public var isResumable: Bool { self == .failed || self == .interrupted || self == .cancelled }
     }
 
     public struct Step: Sendable, Codable, Equatable {

@@ -5,15 +5,20 @@ public struct ServerConfiguration: Sendable {
     public var token: APIToken?
     /// The largest request body accepted; bigger ones get 413.
     public var maxBodyBytes: Int
+    /// The largest file `PUT /research/NAME` accepts; bigger ones get 413.
+    public var maxUploadBytes: Int
     /// The relay a request without a model runs.
     public var defaultRelay: String?
 
     public static let defaultMaxBodyBytes = 1 << 20
+    public static let defaultMaxUploadBytes = 32 << 20
 
-    public init(address: ListenAddress, token: APIToken?, maxBodyBytes: Int = defaultMaxBodyBytes, defaultRelay: String? = nil) {
+    public init(address: ListenAddress, token: APIToken?, maxBodyBytes: Int = defaultMaxBodyBytes,
+                maxUploadBytes: Int = defaultMaxUploadBytes, defaultRelay: String? = nil) {
         self.address = address
         self.token = token
         self.maxBodyBytes = maxBodyBytes
+        self.maxUploadBytes = maxUploadBytes
         self.defaultRelay = defaultRelay
     }
 
@@ -24,5 +29,6 @@ public struct ServerConfiguration: Sendable {
             throw APIError(.configuration, "refusing to listen on \(address) without a token: set RELAY_API_TOKEN, or start with --new-token to generate one into .relay/api-token (or listen on 127.0.0.1)")
         }
         if maxBodyBytes < 1 { throw APIError(.configuration, "--max-body-bytes must be 1 or more") }
+        if maxUploadBytes < 1 { throw APIError(.configuration, "--max-upload-bytes must be 1 or more") }
     }
 }

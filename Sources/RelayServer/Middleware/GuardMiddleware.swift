@@ -11,9 +11,16 @@ import Hummingbird
 struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: APIToken?
     let maxBodyBytes: Int
+    let maxUploadBytes: Int
+
+    /// What answers without a token: the health check, and the web page itself (static text
+    /// holding no workspace data; the page asks for the token and sends it with every call).
+    static func isOpen(_ request: Request) -> Bool {
+        request.uri.path == "/health" || (request.method == .get && ["/", "/app.js", "/app.css"].contains(request.uri.path))
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.uri.path != "/health" {
+        if !Self.isOpen(request) {
             if let token {
                 guard let header = request.headers[.authorization], header.count > 7,
                       header.prefix(7).lowercased() == "bearer " else {
@@ -26,8 +33,10 @@ struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
                 throw APIError(.forbidden, "without a token this server answers only requests addressed to localhost")
             }
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-            throw APIError(.tooLarge, "the request body is \(length) bytes; this server accepts at most \(maxBodyBytes) (--max-body-bytes)")
+        let isUpload = request.method == .put && request.uri.path.hasPrefix("/research/")
+        let limit = isUpload ? maxUploadBytes : maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw APIError(.tooLarge, "the request body is \(length) bytes; this server accepts at most \(limit) (\(isUpload ? "--max-upload-bytes" : "--max-body-bytes"))")
         }
         if request.method == .post {
             let type = request.headers[.contentType]?.lowercased() ?? ""
