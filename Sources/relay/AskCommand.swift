@@ -20,7 +20,7 @@ struct AskCommand: AsyncParsableCommand {
             Examples:
               relay ask "What should I pack for two days of hiking in March?"
               relay ask --agent Wren "Rewrite my notes in Journal/user/ as one paragraph"
-              relay ask "@Remy @Wren what did I note about the plumber?"   # those agents only
+              relay ask "@Remy @Wren what did I note about the plumber?"  # only them
               relay ask --chat weekend-trip "And if it rains?"
               relay ask --relay research --json "Summarise Research/llamas.md" | jq .event
             """

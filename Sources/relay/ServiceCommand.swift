@@ -32,7 +32,7 @@ struct ServiceInstallCommand: AsyncParsableCommand {
               relay service install --user
               relay service install --user --http 0.0.0.0:8000 --new-token
               relay service install --user --no-http          # watch only, no HTTP
-              relay service install --print                    # show the unit, write nothing
+              relay service install --print    # show the unit, write nothing
               systemctl --user enable --now relay-notes-1a2b3c4d.service
             """
     )

@@ -25,7 +25,7 @@ struct SyncCommand: ParsableCommand {
 
             Examples:
               relay sync /media/usb/notes
-              relay sync ada@desktop:notes    # a missing or empty folder there: a new replica
+              relay sync ada@desktop:notes    # a new replica if notes/ is missing there
               relay sync --dry-run ../notes-copy
               relay sync --json /mnt/backup/notes
               relay sync --local        # fold Syncthing's conflict copies back in

@@ -30,7 +30,7 @@ struct WatchCommand: AsyncParsableCommand {
               relay watch
               relay watch -w ~/notes
               RELAY_LOG_LEVEL=info relay watch   # log every trigger
-              relay watch --http 8000            # and the HTTP API on 127.0.0.1:8000 (= relay serve)
+              relay watch --http 8000            # with the HTTP API (= relay serve)
             """
     )
 

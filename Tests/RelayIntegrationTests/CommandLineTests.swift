@@ -167,6 +167,42 @@ struct HelpTests {
         #expect(help.text.contains("USAGE: relay"))
     }
 
+    /// Every command's whole `--help`, word for word, against `Tests/Help/NAME.txt` — found by
+    /// walking the SUBCOMMANDS lists, so a new command without a pinned help fails too. After a
+    /// deliberate change: `RELAY_UPDATE_HELP=1 swift test --filter HelpTests`, then read the diff.
+    @Test func everyCommandsWholeHelpIsPinned() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path + "/Help"
+        let updating = ProcessInfo.processInfo.environment["RELAY_UPDATE_HELP"] == "1"
+        var pending: [[String]] = [[]], seen: [String] = []
+        while let command = pending.popLast() {
+            let help = try run(Binaries.relay, command + ["--help"], environment: ["COLUMNS": "80"])
+            #expect(help.status == 0, "\(command) --help")
+            let name = (["relay"] + command).joined(separator: "-")
+            seen.append(name)
+            let file = folder + "/" + name + ".txt"
+            if updating {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try help.text.write(toFile: file, atomically: true, encoding: .utf8)
+            } else {
+                let pinned = try? String(contentsOfFile: file, encoding: .utf8)
+                #expect(pinned != nil, "no pinned help for `\((["relay"] + command).joined(separator: " "))` in Tests/Help/\(name).txt")
+                if let pinned { #expect(help.text == pinned, "`\((["relay"] + command).joined(separator: " ")) --help` differs from Tests/Help/\(name).txt") }
+            }
+            // The subcommands: the first word of each two-space-indented line under SUBCOMMANDS.
+            if let section = help.text.range(of: "SUBCOMMANDS:\n") {
+                for line in help.text[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+                    guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first,
+                          !line.contains("See 'relay help") else { continue }
+                    if word != "help" { pending.append(command + [String(word)]) }
+                }
+            }
+        }
+        // Nothing pinned for a command that is gone.
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".txt") }
+        #expect(Set(files.map { String($0.dropLast(4)) }) == Set(seen), "pinned help files without a command, or commands without one")
+        #expect(seen.count >= 24)
+    }
+
     @Test func rootHelpListsTheCommands() throws {
         let help = try run(Binaries.relay, ["--help"]).text
         #expect(help.contains("OVERVIEW: Run agents on a folder of plain files, and keep the folder safe."))

@@ -13,7 +13,7 @@ struct FSLock: ParsableCommand {
 
             Examples:
               relay fs lock context.md -- vim context.md
-              relay fs lock --lock-timeout 5 Journal/user/2026-11-22.md -- ./rotate-journal.sh
+              relay fs lock --lock-timeout 5 Journal/user/today.md -- ./rotate.sh
             """
     )
 
