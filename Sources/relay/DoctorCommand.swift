@@ -245,6 +245,5 @@ struct InotifyReport: Encodable {
 }
 
 extension Duration {
-    var milliseconds: Int { Int((Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15).rounded()) }
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -75,7 +75,7 @@ struct WatchCommand: AsyncParsableCommand {
         let service = WatchService(workspace: workspace, configuration: configuration, launcher: runs, logger: logger, options: serviceOptions)
         logger.notice("relay watch started", metadata: [
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
-            "relay.settle.ms": "\(configuration.settle.components.seconds * 1000 + configuration.settle.components.attoseconds / 1_000_000_000_000_000)",
+            "relay.settle.ms": "\(configuration.settle.milliseconds)",
         ])
         var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing]
         if let peerSync { services.append(peerSync) }

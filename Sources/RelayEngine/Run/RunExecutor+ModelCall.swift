@@ -67,7 +67,7 @@ extension RunExecutor {
         }
         try Task.checkCancellation()
         let elapsed = ContinuousClock.now - clock
-        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = elapsed.milliseconds
         var responseRecord = JournalRecord(.response)
         responseRecord.key = key
         responseRecord.step = step

@@ -64,7 +64,7 @@ extension RunExecutor {
                 outcome = AgentToolbox(workspace: workspace).run(tool!, arguments: arguments!, limit: limit)
             }
             let elapsed = ContinuousClock.now - clock
-            if mode == .live { milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) }
+            if mode == .live { milliseconds = elapsed.milliseconds }
             if mode == .replay {
                 if let recordedTool, let effect = outcome.effects.first {
                     check(effect, against: recordedTool, what: effect.path, by: "\(call.name) in step \(step)")
