@@ -100,6 +100,10 @@ import Glibc
         let stream = try SSEReader(url: served.base + "/runs/\(turn.id)/events")
         stream.read { events in events.contains { $0.kind == "agentStarted" } }
 
+        // One turn at a time in a chat.
+        let second = try served.curl("POST", "/runs", body: #"{"message": "And a second thing", "chat": "\#(turn.chat)"}"#)
+        #expect(second.status == 409 && second.body.contains(turn.id), "\(second)")
+
         let cancelled = try served.curl("POST", "/runs/\(turn.id)/cancel", body: "{}")
         #expect(cancelled.status == 200, "\(cancelled)")
         #expect(jsonObject(cancelled.body)?["state"] as? String == "cancelled", "\(cancelled)")
