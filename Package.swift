@@ -30,9 +30,12 @@ let package = Package(
         // Linux calls that Swift's Glibc module does not expose (renameat2, OFD locks, a spawn
         // that closes every other descriptor).
         .target(name: "CRelaySystem"),
+        // The JSON parser of configuration files, with lines and columns (a leaf: no dependencies).
+        .target(name: "RelayJSON"),
         .target(
             name: "WorkspaceCore",
             dependencies: [
+                "RelayJSON",
                 "CRelaySystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -54,12 +57,16 @@ let package = Package(
         // Sync between replicas (design §7): index, version vectors, merges, transports.
         .target(
             name: "WorkspaceSync",
-            dependencies: ["CRelaySystem", "WorkspaceCore", "RelaySQLite"]
+            dependencies: [
+                "CRelaySystem", "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.
         .target(
             name: "LanguageModels",
             dependencies: [
+                "RelayJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // Part of AsyncHTTPClient's API (ByteBuffer, TimeAmount, IOError).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -69,7 +76,10 @@ let package = Package(
         // Relays of agents (design §4): rosters, runs, tools, transcripts, the run journal, replay.
         .target(
             name: "RelayEngine",
-            dependencies: ["WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "WorkspaceCore", "LanguageModels", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // HTTP (issue 18): the seed app's POST /agent/chat, OpenAI-compatible /v1, auth and limits.
         .target(
@@ -86,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "RelaySQLite", "LanguageModels", "RelayEngine", "RelayServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkspaceCoreTests",
-            dependencies: ["WorkspaceCore"]
+            dependencies: ["WorkspaceCore", "RelayJSON"]
         ),
         .testTarget(
             name: "WorkspaceSyncTests",

@@ -1,3 +1,5 @@
+import WorkspaceCore
+
 /// The errors of the relay engine, each with a message that names the run, the file or the
 /// agent concerned and says what to do.
 public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -26,10 +28,21 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var code: Code
     public var message: String
+    /// The file concerned, when there is one (a run's journal, its manifest).
+    public var path: String?
+    /// The failure underneath, when there is one (the system call that failed, with its errno).
+    public var cause: WorkspaceError?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, path: String? = nil, cause: WorkspaceError? = nil) {
         self.code = code
         self.message = message
+        self.path = path
+        self.cause = cause
+    }
+
+    /// Equal when code, message and path are (the cause is how it came about, not what it is).
+    public static func == (lhs: RelayError, rhs: RelayError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.path == rhs.path
     }
 
     public var description: String { message }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import LanguageModels
 import RelayEngine
+import RelaySQLite
 import WorkspaceCore
+import WorkspaceSync
 import WorkspaceWatcher
 
 /// Runs the root command and turns errors into exit statuses the design promises:
@@ -52,6 +54,16 @@ enum CommandRunner {
         case let error as RelayError:
             Terminal.error(error.message)
             return error.isUsageError ? 2 : 1
+        case let error as SyncError:
+            Terminal.error(error.message)
+            return 1
+        case let error as EndpointError:
+            Terminal.error(error.description)
+            return 1
+        case let error as SQLiteError:
+            // The message names the database file and the statement.
+            Terminal.error(error.message)
+            return 1
         case let error as CommandFailure:
             Terminal.error(error.message)
             return error.status

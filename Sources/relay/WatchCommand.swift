@@ -5,6 +5,7 @@ import RelayEngine
 import RelayServer
 import ServiceLifecycle
 import WorkspaceCore
+import WorkspaceSync
 import WorkspaceWatcher
 
 struct WatchCommand: AsyncParsableCommand {
@@ -59,25 +60,25 @@ struct WatchCommand: AsyncParsableCommand {
         if let stall = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_STALL_MS"].flatMap(Int.init) {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
         }
-        let syncer = try PeerSyncer.configured(for: workspace, logger: logger)
-        if let syncer {
-            logger.notice("will sync after changes", metadata: ["relay.peers": "\(syncer.peers.joined(separator: ", "))"])
+        let peerSync = try PeerSyncService.configured(for: workspace, logger: logger)
+        if let peerSync {
+            logger.notice("will sync after changes", metadata: ["relay.peers": "\(peerSync.peers.joined(separator: ", "))"])
         }
-        let folder = SyncthingFolder(workspace: workspace, logger: logger)
-        folder.foldAtStart()
+        let syncthing = SyncthingFoldService(workspace: workspace, logger: logger)
         serviceOptions.changesRecorded = { paths in
-            syncer?.changed()
-            folder.changed(paths)
+            peerSync?.changed()
+            syncthing.changed(paths)
         }
         let keeper = RosterKeeper { warning in logger.warning("\(warning)") }
         let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace), logger: logger, rosterKeeper: keeper)
-        let launcher = EngineLauncher(engine: engine, logger: logger)
-        let service = WatchService(workspace: workspace, configuration: configuration, launcher: launcher, logger: logger, options: serviceOptions)
+        let runs = DaemonRuns(engine: engine, logger: logger)
+        let service = WatchService(workspace: workspace, configuration: configuration, launcher: runs, logger: logger, options: serviceOptions)
         logger.notice("relay watch started", metadata: [
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
             "relay.settle.ms": "\(configuration.settle.components.seconds * 1000 + configuration.settle.components.attoseconds / 1_000_000_000_000_000)",
         ])
-        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(launcher: launcher)]
+        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing]
+        if let peerSync { services.append(peerSync) }
         if let httpConfiguration {
             do {
                 services.append(try RelayHTTPServer(engine: engine, configuration: httpConfiguration, logger: logger))
@@ -98,17 +99,9 @@ struct WatchCommand: AsyncParsableCommand {
     }
 }
 
-/// Resumes interrupted `relay ask` runs once at start, then idles until shutdown.
-struct ResumeAtStart: Service {
-    let launcher: EngineLauncher
-
-    func run() async throws {
-        let resume = Task { await launcher.resumeInterruptedAskRuns() }
-        try? await gracefulShutdown()
-        resume.cancel()
-        await resume.value
-    }
-}
+/// The watcher starts relay runs through the engine's daemon runs (the two modules do not
+/// import each other; this conformance is the wiring).
+extension DaemonRuns: RelayLauncher {}
 
 /// `WatchService` as a ServiceLifecycle service: graceful shutdown cancels it, which it
 /// handles by stopping cleanly.

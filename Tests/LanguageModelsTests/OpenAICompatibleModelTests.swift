@@ -87,11 +87,17 @@ struct OpenAICompatibleModelTests {
             number == 0 ? .json(429, #"{"error":{"message":"slow down"}}"#, headers: [("Retry-After", "1")]) : .sse(Self.textStream)
         }
         defer { Task { await server.stop() } }
-        let started = ContinuousClock.now
-        let reply = try await Self.model(server).complete(ModelRequest(messages: [.user("hi")]))
+        // The wait the client chose, from its log line, not from a clock: Retry-After's
+        // 1 second, not the 10 ms back-off of these settings.
+        let lines = CapturedLog()
+        var logger = Logger(label: "test") { _ in CapturingLogHandler(lines) }
+        logger.logLevel = .info
+        let model = OpenAICompatibleModel(baseURL: server.baseURL, model: "test-model", settings: Self.fastSettings, logger: logger)
+        let reply = try await model.complete(ModelRequest(messages: [.user("hi")]))
         #expect(reply.text == "Llamas 🦙 are camélids.")
         #expect(server.requests.count == 2)
-        #expect(ContinuousClock.now - started >= .milliseconds(950), "Retry-After: 1 was not honoured")
+        let retry = try #require(lines.entries.first { $0.metadata["relay.model.status"] == "429" }, "no retry was logged")
+        #expect(retry.metadata["relay.model.retry_in_s"] == "1.0", "Retry-After: 1 was not honoured: \(retry.metadata)")
     }
 
     @Test func repeated500sFailAfterTheLastAttemptWithTheServersMessage() async throws {
@@ -216,5 +222,30 @@ struct OpenAICompatibleModelTests {
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect((error as? LanguageModelError)?.message.contains("context size exceeded") == true)
+    }
+}
+
+/// Log lines a test reads back: message and metadata as strings.
+final class CapturedLog: @unchecked Sendable {
+    struct Entry { var message: String; var metadata: [String: String] }
+    private let lock = NSLock()
+    private var stored: [Entry] = []
+    var entries: [Entry] { lock.withLock { stored } }
+    func add(_ entry: Entry) { lock.withLock { stored.append(entry) } }
+}
+
+/// A swift-log handler that keeps every line in a `CapturedLog`.
+struct CapturingLogHandler: LogHandler {
+    let log: CapturedLog
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    init(_ log: CapturedLog) { self.log = log }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        log.add(.init(message: message.description, metadata: all.mapValues { "\($0)" }))
     }
 }

@@ -133,13 +133,24 @@ import WorkspaceCore
         // A pdftotext that never finishes, as a real one can on a hostile document.
         let tools = scratch.base + "/tools"
         try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
-        try "#!/bin/sh\nexec sleep 30\n".write(toFile: tools + "/pdftotext", atomically: false, encoding: .utf8)
+        // It says where it is, starts a child of its own and waits for it, then would leave a
+        // mark if it ever got to the end.
+        let marks = scratch.base + "/marks"
+        try "#!/bin/sh\necho $$ > \(marks).pid\nsleep 30 </dev/null >/dev/null 2>&1 &\necho $! > \(marks).child\nwait\ntouch \(marks).finished\n"
+            .write(toFile: tools + "/pdftotext", atomically: false, encoding: .utf8)
         chmod(tools + "/pdftotext", 0o755)
         FileManager.default.createFile(atPath: scratch.workspace.root + "/paper.pdf", contents: Data("%PDF-1.4\n".utf8))
-        let started = Date()
         let outcome = InputConverter.text(ofFileAt: scratch.workspace.root + "/paper.pdf", path: "paper.pdf", search: [tools], timeout: 0.5)
         #expect(outcome == .skipped("paper.pdf: pdftotext took longer than 0 s and was stopped, so it was not read"))
-        #expect(Date().timeIntervalSince(started) < 20, "it did not wait for the converter to finish")
+        // Stopped, not waited for: the converter never reached its end and is gone.
+        #expect(!FileManager.default.fileExists(atPath: marks + ".finished"), "it waited for the converter to finish")
+        let pid = try #require(pid_t(((try? String(contentsOfFile: marks + ".pid", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pid, 0) != 0, "the converter (pid \(pid)) is still running")
+        let child = try #require(pid_t(((try? String(contentsOfFile: marks + ".child", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Its child goes with it (the whole process group is stopped); it was not waited for. A
+        // zombie not yet reaped by its new parent still answers kill(0): look at its state.
+        let state = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+        #expect(state == nil || state == "Z", "the converter's child (pid \(child)) is still running")
     }
 
     @Test(.enabled(if: InputConverter.executable("pdftotext") != nil, "pdftotext is not installed — `make deps` installs poppler-utils"))

@@ -169,3 +169,50 @@ import WorkspaceCore
         #expect(changed[0].detail.contains("in verse"), "\(changed[0].detail)")
     }
 }
+
+/// Promise 5 rests on the journal being on the disk before the run builds on it: a failed fsync
+/// (injected by the state files' test hook, `FsyncFaults`) is an error that names the file, not
+/// silence, and the run can be resumed once the disk is well again.
+@Suite struct JournalDurabilityTests {
+    @Test func aRunWhoseJournalCannotBeFsyncedStopsWithAnErrorNamingTheJournalAndResumesLater() async throws {
+        let scratch = try RelayScratch()
+        var workspace = scratch.workspace
+        workspace.durable = true
+        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let engine = RelayEngine(workspace: workspace, models: .single(model))
+        let manifest = try engine.prepare(ask: "Llamas?")
+        let store = RunStore(workspace: workspace)
+        let runFolder = (store.journalPath(manifest.id) as NSString).deletingLastPathComponent
+        FsyncFaults.fail(under: runFolder)
+        do {
+            try await engine.execute(manifest.id) { _ in }
+            Issue.record("the run went on although its journal could not be made durable")
+        } catch let error as RelayError {
+            #expect(error.code == .io)
+            #expect(error.path == store.journalPath(manifest.id))
+            #expect(error.message.contains("journal.jsonl") && error.message.contains("fsync"), "\(error.message)")
+            #expect(error.cause?.underlying == .ioError)
+        }
+        FsyncFaults.clear(under: runFolder)
+        #expect(model.received.count <= 1, "no agent after the one whose reply could not be made durable")
+        #expect(try store.summary(manifest.id).state != .done)
+
+        let rest = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        try await RelayEngine(workspace: workspace, models: .single(rest)).execute(manifest.id) { _ in }
+        #expect(try store.summary(manifest.id).state == .done)
+    }
+
+    @Test func aRunWhoseManifestCannotBeFsyncedIsNotCreated() throws {
+        let scratch = try RelayScratch()
+        var workspace = scratch.workspace
+        workspace.durable = true
+        let runs = RunStore(workspace: workspace).folder
+        try FileManager.default.createDirectory(atPath: runs, withIntermediateDirectories: true)
+        FsyncFaults.fail(under: runs)
+        defer { FsyncFaults.clear(under: runs) }
+        let engine = RelayEngine(workspace: workspace, models: .single(StepModel([])))
+        #expect(throws: RelayError.self) { try engine.prepare(ask: "Llamas?") }
+        #expect(RunStore(workspace: workspace).ids().isEmpty)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).filter { !$0.hasPrefix(".") && $0 != "by-trigger" }.isEmpty)
+    }
+}

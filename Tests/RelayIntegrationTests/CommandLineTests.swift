@@ -31,6 +31,23 @@ struct CommandLineTests {
         #expect(fromEnvironment.status == 0 && fromEnvironment.text.contains(s.root))
     }
 
+    /// A sync index that is not a database (a disk error, a bad restore): exit 1 with one line
+    /// that names the file, and the peer is left as it was.
+    @Test func aCorruptSyncIndexExitsWith1NamingTheFileAndTheOtherSideIsUntouched() throws {
+        let a = try ScratchWorkspace(), b = try ScratchWorkspace()
+        #expect(try run(Binaries.relay, ["sync", "-w", a.root, b.root]).status == 0)
+        try a.write("notes.md", "new on A\n")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: a.path(".relay/sync.sqlite" + suffix)) }
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: a.path(".relay/sync.sqlite")))
+        let before = try FileManager.default.subpathsOfDirectory(atPath: b.root).sorted()
+        let result = try run(Binaries.relay, ["sync", "-w", a.root, b.root])
+        #expect(result.status == 1)
+        #expect(result.standardError.hasPrefix("relay: error: ") && result.standardError.contains(a.path(".relay/sync.sqlite")), "\(result.standardError)")
+        #expect(result.standardError.contains("not a database"), "\(result.standardError)")
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: b.root).sorted() == before)
+        #expect(b.contents("notes.md") == nil)
+    }
+
     @Test func aMissingWorkspaceExitsWith2AndSaysWhatToDo() throws {
         let s = try ScratchWorkspace()
         let missing = try s.relay(["status", "-w", s.base + "/nowhere"])

@@ -1,3 +1,4 @@
+import RelayJSON
 import Testing
 @testable import WorkspaceCore
 
@@ -34,6 +35,10 @@ struct JSONNodeTests {
     func malformedDocumentsAreRefusedWithThePosition(text: String, message: String) {
         #expect {
             try JSONNode.parse(Array(text.utf8), file: "x.json")
+        } throws: { ($0 as? JSONSyntaxError)?.description == message }
+        // And through WorkspaceCore, as relay.json and rosters are read: the same words.
+        #expect {
+            try ConfigurationObject(parsing: Array(text.utf8), file: "x.json")
         } throws: { ($0 as? WorkspaceError)?.message == message }
     }
 

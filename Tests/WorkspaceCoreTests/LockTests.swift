@@ -94,15 +94,20 @@ struct LockTests {
 
     @Test func aWaitingWriterGetsTheLockWhenItIsReleased() throws {
         let workspace = fixture.workspace
-        let holder = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("w.md")), label: "w.md", timeout: .seconds(1))
+        let lockFile = workspace.lockFile(key: Workspace.lockKey("w.md"))
+        let holder = try CoordinatedLock.acquire(lockFile: lockFile, label: "w.md", timeout: .seconds(1))
+        CoordinatedLock.countRefusals(of: lockFile)
+        defer { CoordinatedLock.stopCountingRefusals(of: lockFile) }
         let done = LockedBox(false)
         let thread = Thread {
             _ = try? workspace.append("w.md", line: "after release")
             done.mutate { $0 = true }
         }
         thread.start()
-        Thread.sleep(forTimeInterval: 0.2)
+        // Not a pause: the writer is seen trying the held lock and being refused, three times.
+        while CoordinatedLock.refusals(of: lockFile) < 3 { Thread.sleep(forTimeInterval: 0.001) }
         #expect(!done.value)
+        #expect(fixture.contents("w.md") == nil)
         holder.release()
         for _ in 0..<200 where !done.value { Thread.sleep(forTimeInterval: 0.01) }
         #expect(done.value && fixture.contents("w.md") == "after release\n")

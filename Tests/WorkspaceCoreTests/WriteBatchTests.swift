@@ -395,7 +395,15 @@ struct WriteBatchTests {
     /// older than the timestamp tick, so the save lands in a later one): read, seen, kept.
     @Test func aSaveAfterTheVouchedStampIsSeenAndLeftAloneEvenAtTheSameSize() throws {
         let seen = try twoFilesTheIndexSaw(stored: true)
-        usleep(30_000)
+        // The file system's clock past the stamps' tick, seen on a file of its own: the save
+        // below lands in a later tick whatever the timestamp granularity.
+        let probe = fixture.absolute("notes/.tick-probe")
+        var tick = stat()
+        repeat {
+            FileManager.default.createFile(atPath: probe, contents: nil)
+            stat(probe, &tick)
+        } while Int64(tick.st_mtim.tv_sec) * 1_000_000_000 + Int64(tick.st_mtim.tv_nsec) <= max(seen.stampA.modifiedNanoseconds, seen.stampGone.modifiedNanoseconds)
+        try FileManager.default.removeItem(atPath: probe)
         let batch = try replaceAndRemoveByStamp(seen)
         // In place, the same size: only the modification time tells.
         for path in ["notes/a.md", "notes/gone.md"] {

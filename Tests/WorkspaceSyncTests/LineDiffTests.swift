@@ -148,6 +148,31 @@ struct LineDiffTests {
         #expect(lines(merged.text).count == 20_002)
     }
 
+    /// The count check that refuses a diff before searching never refuses one within the
+    /// limit: with any limit, the diff is refused exactly when its distance is past it.
+    @Test(arguments: 1...60)
+    func aDiffIsRefusedExactlyWhenItsDistanceIsPastTheLimit(seed: Int) throws {
+        let (old, new) = Self.fixture(seed, lines: 200, edits: 150, vocabulary: seed % 2 == 0 ? 5 : 200)
+        let full = LineDiff(old: old, new: new)
+        let distance = full.hunks.reduce(0) { $0 + $1.oldRange.count + $1.newLines.count }
+        for limit in [0, distance / 2, max(distance - 1, 0), distance, distance + 1] {
+            let limited = LineDiff(old: old, new: new, maximumEdits: limit)
+            if distance > limit { #expect(limited == nil, "seed \(seed), distance \(distance), limit \(limit)") }
+            else { #expect(limited?.hunks == full.hunks, "seed \(seed), distance \(distance), limit \(limit)") }
+        }
+    }
+
+    /// A 50,000-line table with every other row rewritten: the line counts alone show more than
+    /// 20,000 edits, so the diff is refused without a search (which would take ~20,000² steps)
+    /// and holds no search arrays.
+    @Test func aTableRewrittenAllOverIsRefusedByItsLineCountsWithoutASearch() {
+        let old = (0..<50_000).map { Substring("row \($0), value \($0 * 31 % 1000)\n") }
+        var new = old
+        for i in stride(from: 0, to: old.count, by: 2) { new[i] = Substring("row \(i), rewritten\n") }
+        #expect(LineDiff(old: old, new: new, maximumEdits: 20_000) == nil)
+        #expect(GreedySearch.leastDistance([0, 1, 1, 2], [1, 2, 2, 3]) == 4)
+    }
+
     @Test func aSearchPastItsEditLimitGivesUp() {
         let old = (0..<100).map { Substring("old \($0)\n") }, new = (0..<100).map { Substring("new \($0)\n") }
         #expect(LineDiff(old: old, new: new, maximumEdits: 150) == nil)

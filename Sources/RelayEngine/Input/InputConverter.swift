@@ -99,6 +99,10 @@ enum InputConverter {
             guard process.isRunning else { return }
             timedOut.set()
             // SIGKILL: a daemon that handles SIGTERM itself ignores it, and children inherit that.
+            // To its whole process group (Process makes the child a group leader): a child the
+            // converter started would keep the output pipe open, and the read below would wait
+            // for it to end.
+            kill(-process.processIdentifier, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import LanguageModels
+import WorkspaceCore
 
 /// One line of a run's write-ahead journal (`.relay/runs/<id>/journal.jsonl`).
 ///
@@ -54,55 +54,37 @@ public struct JournalRecord: Sendable, Codable, Equatable {
     public init(_ type: Kind) { self.type = type }
 }
 
-/// Appends records to a run's journal, each one fsynced before `append` returns.
+/// Appends records to a run's journal, each one fsynced before `append` returns (an
+/// `AppendOnlyFile`: the system-call layer's writes and checked fsyncs).
 final class RunJournalWriter: @unchecked Sendable {
     let path: String
-    private let descriptor: Int32
+    private let file: AppendOnlyFile
     private let durable: Bool
-    private let lock = NSLock()
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 
+    /// Opens (or creates) the journal; a line a killed writer left without its newline is ended.
     init(path: String, durable: Bool) throws {
         self.path = path
         self.durable = durable
-        descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw RelayError(.io, "cannot open the run journal \(path): \(String(cString: strerror(errno)))") }
-        // A writer killed mid-line left no newline: end that torn line so the next record
-        // starts on its own (the reader skips the torn one).
-        var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_size > 0 {
-            var last: UInt8 = 0
-            if pread(descriptor, &last, 1, status.st_size - 1) == 1, last != 0x0A {
-                var newline: UInt8 = 0x0A
-                _ = write(descriptor, &newline, 1)
-            }
+        do { file = try AppendOnlyFile(path: path) } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot open the run journal: \(error.message)", path: path, cause: error)
         }
     }
-
-    deinit { close(descriptor) }
 
     /// Appends `record`; with `sync` (the default) it is on disk when this returns. Records
     /// whose loss only means redoing unfinished work (a request not yet answered, a step's
     /// summary) skip the fsync: the next synced record carries them to disk too.
+    /// - throws: `RelayError` `.io` naming the journal when the write or the fsync fails: a
+    ///   record that may not be on the disk must not be built on.
     func append(_ record: JournalRecord, sync: Bool = true) throws {
         var bytes = Array(try encoder.encode(record))
         bytes.append(0x0A)
-        try lock.withLock {
-            // A line of a killed writer may lack its newline; start on a fresh line then.
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw RelayError(.io, "cannot write the run journal \(path): \(String(cString: strerror(errno)))")
-                }
-                offset += n
-            }
-            if durable && sync { fsync(descriptor) }
+        do { try file.append(bytes, sync: durable && sync) } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot write the run journal: \(error.message)", path: path, cause: error)
         }
     }
 }

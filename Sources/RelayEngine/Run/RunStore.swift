@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import LanguageModels
 import WorkspaceCore
 
@@ -30,46 +29,31 @@ public struct RunStore: Sendable {
     /// run's folder is created exclusively: should two runs get the same id in the same
     /// second, the second gets another.
     func create(_ manifest: inout RunManifest) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var attempts = 0
-        while mkdir(directory(manifest.id), 0o755) != 0 {
-            guard errno == EEXIST, attempts < 100 else {
-                throw RelayError(.io, "cannot create \(directory(manifest.id)): \(String(cString: strerror(errno)))")
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            var attempts = 0
+            while try !StateFile.makeFolderExclusively(directory(manifest.id)) {
+                guard attempts < 100 else {
+                    throw RelayError(.io, "cannot create a new run folder in \(folder): 100 ids taken", path: folder)
+                }
+                attempts += 1
+                manifest.id = String(manifest.id.dropLast(4)) + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
             }
-            attempts += 1
-            manifest.id = String(manifest.id.dropLast(4)) + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        try writeAtomically(directory(manifest.id) + "/run.json", Array(try encoder.encode(manifest)))
-        if let key = manifest.triggerKey {
-            try FileManager.default.createDirectory(atPath: folder + "/by-trigger", withIntermediateDirectories: true)
-            try writeAtomically(folder + "/by-trigger/" + ContentHash(of: key).hex, Array(manifest.id.utf8))
-        }
-    }
-
-    private func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RelayError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                close(fd)
-                throw RelayError(.io, "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            do {
+                try StateFile.replace(directory(manifest.id) + "/run.json", with: Array(try encoder.encode(manifest)), durable: workspace.durable)
+            } catch {
+                // No half-made run: the folder goes with its manifest.
+                try? FileManager.default.removeItem(atPath: directory(manifest.id))
+                throw error
             }
-            offset += n
-        }
-        if workspace.durable { fsync(fd) }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            throw RelayError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        if workspace.durable {
-            let folder = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folder >= 0 { fsync(folder); close(folder) }
+            if let key = manifest.triggerKey {
+                try FileManager.default.createDirectory(atPath: folder + "/by-trigger", withIntermediateDirectories: true)
+                try StateFile.replace(folder + "/by-trigger/" + ContentHash(of: key).hex, with: Array(manifest.id.utf8), durable: workspace.durable)
+            }
+        } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot record the new run: \(error.message)", path: error.path, cause: error)
         }
     }
 
@@ -111,35 +95,17 @@ public struct RunStore: Sendable {
 
     // MARK: The run lock
 
-    /// A held run: only one process runs a run at a time.
-    final class Lease: @unchecked Sendable {
-        private var descriptor: Int32
-        init(descriptor: Int32) { self.descriptor = descriptor }
-        func release() {
-            if descriptor >= 0 { close(descriptor) }
-            descriptor = -1
-        }
-        deinit { release() }
-    }
+    /// A held run: only one process runs a run at a time (a `ProcessLease` on its `lock`).
+    typealias Lease = ProcessLease
 
     func lease(_ id: String) throws -> Lease? {
-        let fd = open(directory(id) + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RelayError(.io, "cannot open the lock of run \(id): \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
+        do { return try ProcessLease.acquire(directory(id) + "/lock") } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot take the lock of run \(id): \(error.message)", path: error.path, cause: error)
         }
-        return Lease(descriptor: fd)
     }
 
     /// Whether a process (this one or another) holds run `id`'s lock: it is executing.
-    public func isRunning(_ id: String) -> Bool {
-        let fd = open(directory(id) + "/lock", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 { return false }
-        return true
-    }
+    public func isRunning(_ id: String) -> Bool { ProcessLease.isHeld(directory(id) + "/lock") }
 
     // MARK: Listing
 

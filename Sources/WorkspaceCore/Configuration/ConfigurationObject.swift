@@ -1,3 +1,5 @@
+import RelayJSON
+
 /// A JSON object being read as configuration, with the path that leads to it, so every error
 /// names the file, the line and the field.
 ///
@@ -19,8 +21,14 @@ public struct ConfigurationObject: Sendable {
     var separator = "."
 
     public init(parsing bytes: [UInt8], file: String) throws {
-        let node = try JSONNode.parse(bytes, file: file)
-        try self.init(node: node, file: file, path: "")
+        try self.init(node: try Self.parse(bytes, file: file), file: file, path: "")
+    }
+
+    /// The document, or a `WorkspaceError` `.invalidInput` holding the parser's line and column.
+    static func parse(_ bytes: [UInt8], file: String) throws -> JSONNode {
+        do { return try JSONNode.parse(bytes, file: file) } catch {
+            throw WorkspaceError(.invalidInput, error.description, path: file)
+        }
     }
 
     init(node: JSONNode, file: String, path: String) throws {
@@ -44,7 +52,7 @@ public struct ConfigurationObject: Sendable {
     /// - throws: `WorkspaceError` `.invalidInput` naming the file, line and column when the
     ///   document is not JSON, not an array, or holds something that is not an object.
     public static func array(parsing bytes: [UInt8], file: String) throws -> [ConfigurationObject] {
-        let node = try JSONNode.parse(bytes, file: file)
+        let node = try parse(bytes, file: file)
         guard case .array(let elements) = node.value else {
             throw WorkspaceError(.invalidInput, "\(file):\(node.line):\(node.column): the document must be an array of objects, not \(node.kindName)", path: file)
         }

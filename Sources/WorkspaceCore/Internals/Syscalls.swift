@@ -6,7 +6,9 @@ import CRelaySystem
 import Glibc
 import SystemPackage
 
-enum Syscall {
+/// `package`: RelayEngine and WorkspaceSync make their system calls here too (the sync protocol's
+/// pipes, state files), not public API.
+package enum Syscall {
     /// Runs `body` until it stops failing with EINTR; -1 becomes the current errno.
     @inline(__always)
     private static func retrying<I: FixedWidthInteger>(_ body: () -> I) -> Result<I, Errno> {
@@ -76,8 +78,26 @@ enum Syscall {
         return .success(buffer)
     }
 
+    /// The corresponding C function is `read`, looped until `count` bytes or end of file: a
+    /// shorter result means the end came first (empty: at once).
+    package static func read(_ fd: CInt, count: Int) -> Result<[UInt8], Errno> {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retrying { Glibc.read(fd, raw.baseAddress! + filled, count - filled) }
+            }
+            switch n {
+            case .failure(let error): return .failure(error)
+            case .success(0): return .success(Array(buffer[0..<filled]))
+            case .success(let got): filled += got
+            }
+        }
+        return .success(buffer)
+    }
+
     /// The corresponding C function is `write`, looped until every byte is written.
-    static func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
+    package static func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Result<Void, Errno> {
         var offset = 0
         while offset < bytes.count {
             let n = retrying { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
@@ -212,6 +232,18 @@ enum Syscall {
         return result == 0 ? .success(()) : .failure(Errno(rawValue: errno))
     }
 
+    /// The corresponding C function is `flock(LOCK_EX)`, with `LOCK_NB` unless `wait`: a
+    /// lock on a folder, which OFD locks cannot take (they need a file opened for writing).
+    static func flockExclusive(_ fd: CInt, wait: Bool) -> Result<Void, Errno> {
+        let operation = wait ? LOCK_EX : LOCK_EX | LOCK_NB
+        return retrying { flockCall(fd, operation) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `flock(LOCK_UN)`.
+    static func flockRelease(_ fd: CInt) {
+        _ = flockCall(fd, LOCK_UN)
+    }
+
     /// The corresponding C call is `fcntl(F_OFD_SETLK, F_UNLCK)`.
     static func unlock(_ fd: CInt) {
         _ = relay_ofd_unlock(fd)
@@ -309,3 +341,6 @@ enum Syscall {
         while Glibc.nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }
+
+/// `flock(2)`: Glibc's function, which inside `Syscall` the `flock` struct of fcntl hides.
+private func flockCall(_ fd: CInt, _ operation: CInt) -> CInt { flock(fd, operation) }

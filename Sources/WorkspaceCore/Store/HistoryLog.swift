@@ -147,8 +147,8 @@ enum HistoryLog {
     static func compact(_ folder: String, threshold: Int = compactionThreshold, waiting: Bool = false) throws -> Int {
         guard case .success(let fd) = Syscall.open(folder, O_RDONLY | O_DIRECTORY) else { return 0 }
         defer { Syscall.close(fd) }
-        guard flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) == 0 else { return 0 }
-        defer { _ = flock(fd, LOCK_UN) }
+        guard case .success = Syscall.flockExclusive(fd, wait: waiting) else { return 0 }
+        defer { Syscall.flockRelease(fd) }
         guard case .success(let names) = Syscall.listDirectory(fd) else { return 0 }
         // A temporary no writer has renamed for a minute was left by a killed process.
         let now = Syscall.nowNanoseconds()

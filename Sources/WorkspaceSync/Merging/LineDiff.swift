@@ -153,6 +153,11 @@ struct GreedySearch {
         if n == 0 || m == 0 { return [] }
         // No line in common (a file rewritten): whatever the path, nothing matches.
         if Set(a).isDisjoint(with: b) { return n + m > maximumEdits ? nil : [] }
+        // Past the limit for certain, without a search: each insertion or deletion changes one
+        // line's count by one, so the counts' differences add up to at most the distance. A
+        // file rewritten all over (every other row of a 50,000-line table) is refused at once
+        // instead of after a search of ~maximumEdits² steps.
+        if maximumEdits < n + m && Self.leastDistance(a, b) > maximumEdits { return nil }
         var v = [Int](repeating: 0, count: width)
         hold(width)
         // V of each d, d + 1 entries each (the diagonals of d's parity), while within budget.
@@ -188,6 +193,15 @@ struct GreedySearch {
             walk(from: -1, &zeros, to: distance, x: n, y: m, into: &result)
         }
         return result.reversed()
+    }
+
+    /// A lower bound of the edit distance: Σ over distinct lines of |count in a − count in b|.
+    static func leastDistance(_ a: [Int32], _ b: [Int32]) -> Int {
+        // Lines are numbered densely from 0 (`LineDiff.diff`), so an array holds their counts.
+        var balance = [Int](repeating: 0, count: Int(max(a.max() ?? 0, b.max() ?? 0)) + 1)
+        for line in a { balance[Int(line)] += 1 }
+        for line in b { balance[Int(line)] -= 1 }
+        return balance.reduce(0) { $0 + abs($1) }
     }
 
     /// The walk back over distances `high` down to `low + 1` from the path's point (x, y) at

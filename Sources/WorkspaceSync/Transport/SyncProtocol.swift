@@ -270,33 +270,19 @@ public enum SyncProtocol {
         let length = payload.count
         var bytes = lengthPrefix(length)
         bytes.append(contentsOf: payload)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw EndpointError.transport("the connection to the peer broke (errno \(errno))")
-            }
-            offset += written
+        if case .failure(let errno) = bytes.withUnsafeBytes({ Syscall.writeAll(fd, $0) }) {
+            throw EndpointError.transport("the connection to the peer broke (\(errno))")
         }
     }
 
     private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw EndpointError.transport("reading from the peer failed (errno \(errno))")
-            }
-            if got == 0 {
-                if filled == 0 { return nil }
-                throw EndpointError.transport("the peer closed the connection in the middle of a message")
-            }
-            filled += got
+        switch Syscall.read(fd, count: count) {
+        case .failure(let errno): throw EndpointError.transport("reading from the peer failed (\(errno))")
+        case .success(let bytes) where bytes.isEmpty && count > 0: return nil
+        case .success(let bytes) where bytes.count < count:
+            throw EndpointError.transport("the peer closed the connection in the middle of a message")
+        case .success(let bytes): return bytes
         }
-        return buffer
     }
 }
 

@@ -1,3 +1,23 @@
+// The one JSON parser of Relay's configuration files (relay.json, AgentConfiguration.json): a leaf
+// module that WorkspaceCore (triggers, sync, rosters) and LanguageModels (the "model" section)
+// both import, so every mistake in a hand-edited file is reported the same way, with its line
+// and column.
+
+/// A syntax error in a JSON document: the file, the line and column (1-based) and what was
+/// expected there. Its description is "relay.json:4:3: expected ',' or '}' after a member, …".
+public struct JSONSyntaxError: Error, CustomStringConvertible, Sendable, Equatable {
+    public var file: String
+    /// Nil for a document that is not UTF-8 text (the message gives the byte offset).
+    public var line: Int?
+    public var column: Int?
+    public var message: String
+
+    public var description: String {
+        if let line, let column { return "\(file):\(line):\(column): \(message)" }
+        return "\(file): \(message)"
+    }
+}
+
 /// A JSON value that remembers where it was in its file, so configuration errors can name the
 /// file, line, column and field ("relay.json:7:16: triggers[1].pattern: expected a string").
 /// Foundation's decoders give neither lines for type errors nor a way to reject unknown keys;
@@ -37,12 +57,11 @@ public struct JSONNode: Sendable {
 
     /// Parses a whole document.
     ///
-    /// - throws: `WorkspaceError` `.invalidInput` naming `file`, the line and column, and what
-    ///   was expected: "relay.json:4:3: expected ',' or '}' after a member, found '\"'".
-    public static func parse(_ bytes: [UInt8], file: String) throws -> JSONNode {
+    /// - throws: `JSONSyntaxError` naming `file`, the line and column, and what was expected:
+    ///   "relay.json:4:3: expected ',' or '}' after a member, found '\"'".
+    public static func parse(_ bytes: [UInt8], file: String) throws(JSONSyntaxError) -> JSONNode {
         guard String(validating: bytes, as: UTF8.self) != nil else {
-            let offset = Workspace.firstInvalidUTF8Offset(bytes) ?? 0
-            throw WorkspaceError(.invalidInput, "\(file): not UTF-8 text (invalid byte at offset \(offset))", path: file)
+            throw JSONSyntaxError(file: file, message: "not UTF-8 text (invalid byte at offset \(firstInvalidUTF8Offset(bytes) ?? 0))")
         }
         var parser = JSONParser(bytes: bytes, file: file)
         parser.skipWhitespace()
@@ -67,8 +86,8 @@ private struct JSONParser {
 
     var column: Int { index - lineStart + 1 }
 
-    func error(_ message: String) -> WorkspaceError {
-        WorkspaceError(.invalidInput, "\(file):\(line):\(column): \(message)", path: file)
+    func error(_ message: String) -> JSONSyntaxError {
+        JSONSyntaxError(file: file, line: line, column: column, message: message)
     }
 
     func describeCurrent() -> String {
@@ -91,13 +110,13 @@ private struct JSONParser {
         }
     }
 
-    mutating func expect(_ byte: UInt8, _ what: String) throws {
+    mutating func expect(_ byte: UInt8, _ what: String) throws(JSONSyntaxError) {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == byte else { throw error("expected \(what), found \(describeCurrent())") }
         index += 1
     }
 
-    mutating func parseValue(depth: Int) throws -> JSONNode {
+    mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONNode {
         if depth > 200 { throw error("nested too deeply") }
         skipWhitespace()
         let (startLine, startColumn) = (line, column)
@@ -117,7 +136,7 @@ private struct JSONParser {
                 }
                 let key = try parseString()
                 if members.contains(where: { $0.key == key }) {
-                    throw WorkspaceError(.invalidInput, "\(file):\(keyLine):\(keyColumn): '\(key)' appears twice in this object", path: file)
+                    throw JSONSyntaxError(file: file, line: keyLine, column: keyColumn, message: "'\(key)' appears twice in this object")
                 }
                 try expect(UInt8(ascii: ":"), "':' after the member name '\(key)'")
                 let value = try parseValue(depth: depth + 1)
@@ -153,7 +172,7 @@ private struct JSONParser {
         }
     }
 
-    mutating func literal(_ word: String) throws {
+    mutating func literal(_ word: String) throws(JSONSyntaxError) {
         let expected = Array(word.utf8)
         guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
             throw error("expected a value, found \(describeCurrent())")
@@ -161,7 +180,7 @@ private struct JSONParser {
         index += expected.count
     }
 
-    mutating func parseNumber() throws -> Double {
+    mutating func parseNumber() throws(JSONSyntaxError) -> Double {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         while index < bytes.count, "0123456789.eE+-".utf8.contains(bytes[index]) { index += 1 }
@@ -173,7 +192,7 @@ private struct JSONParser {
         return value
     }
 
-    mutating func parseString() throws -> String {
+    mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1  // the opening quote
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
@@ -229,11 +248,25 @@ private struct JSONParser {
         throw error("unterminated string")
     }
 
-    mutating func hex4() throws -> UInt32 {
+    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
         guard index + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
             throw error("expected 4 hex digits after \\u")
         }
         index += 4
         return value
+    }
+}
+
+/// The offset of the first byte that is not part of valid UTF-8, or nil.
+func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+    var iterator = bytes.makeIterator()
+    var decoder = UTF8()
+    var offset = 0
+    while true {
+        switch decoder.decode(&iterator) {
+        case .scalarValue(let scalar): offset += UTF8.width(scalar)
+        case .emptyInput: return nil
+        case .error: return offset
+        }
     }
 }

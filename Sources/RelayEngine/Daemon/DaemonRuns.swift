@@ -1,17 +1,26 @@
 import Foundation
 import LanguageModels
 import Logging
-import RelayEngine
-import WorkspaceWatcher
+import ServiceLifecycle
 
-/// Where the daemon's triggers meet the relay engine: a settled file starts (or, after a
-/// crash, resumes) its relay run. While the model server does not answer, the run waits and
-/// tries again — a little longer each time, up to 30 s — so no triggered run is dropped.
-struct EngineLauncher: RelayLauncher {
-    let engine: RelayEngine
+/// The daemon's runs (`relay watch`, `relay serve`): a settled file starts (or, after a crash,
+/// resumes) its relay run. While the model server does not answer, the run waits and tries
+/// again — a little longer each time, up to 30 s — so no triggered run is dropped; a shutdown
+/// (the task cancelled) ends the wait and leaves the run resumable.
+///
+/// The watcher calls `run(relay:path:hash:)` through its `RelayLauncher` protocol (the
+/// executable declares the conformance: the engine and the watcher do not import each other).
+public struct DaemonRuns: Sendable {
+    public let engine: RelayEngine
     let logger: Logger
 
-    func run(relay: String, path: String, hash: String) async throws {
+    public init(engine: RelayEngine, logger: Logger) {
+        self.engine = engine
+        self.logger = logger
+    }
+
+    /// Prepares the trigger's run (nothing when the file holds nothing new) and runs it to the end.
+    public func run(relay: String, path: String, hash: String) async throws {
         // Preparing converts the dropped file (pdftotext, pandoc: seconds for a big document):
         // on a thread of its own, so the daemon's few cooperative threads keep serving.
         let engine = self.engine
@@ -26,7 +35,7 @@ struct EngineLauncher: RelayLauncher {
     }
 
     /// Runs (or resumes) a run, waiting out a model server that is down or busy.
-    func runToTheEnd(_ id: String, about path: String) async throws {
+    public func runToTheEnd(_ id: String, about path: String) async throws {
         var delay = Duration.seconds(1)
         var waiting = false
         while true {
@@ -49,7 +58,7 @@ struct EngineLauncher: RelayLauncher {
     }
 
     /// A server that is down, overloaded or restarting; not a request it refuses.
-    static func isWorthWaiting(_ error: LanguageModelError) -> Bool {
+    public static func isWorthWaiting(_ error: LanguageModelError) -> Bool {
         switch error.code {
         case .unreachable, .timeout: return true
         case .httpStatus: return (error.status ?? 0) >= 500 || error.status == 429 || error.status == 408
@@ -81,16 +90,33 @@ struct EngineLauncher: RelayLauncher {
 
     /// Runs `relay ask` runs that were interrupted (killed, or the machine went down), once
     /// each, when the daemon starts; triggered runs resume through their re-queued trigger.
-    func resumeInterruptedAskRuns() async {
+    public func resumeInterruptedAskRuns() async {
         guard let summaries = try? engine.store.summaries() else { return }
         for summary in summaries where summary.state == .interrupted {
             guard let manifest = try? engine.store.manifest(summary.id), manifest.source == .ask else { continue }
             logger.notice("resuming an interrupted run", metadata: ["relay.run": "\(summary.id)"])
             do {
                 try await runToTheEnd(summary.id, about: manifest.chatFile)
+            } catch is CancellationError {
+                return
             } catch {
                 logger.warning("could not resume run", metadata: ["relay.run": "\(summary.id)", "relay.error": "\(error)"])
             }
         }
+    }
+}
+
+/// Resumes interrupted `relay ask` runs once when the daemon starts, then idles until shutdown,
+/// which cancels a resume still under way (the run stays resumable).
+public struct ResumeAtStart: Service {
+    let runs: DaemonRuns
+
+    public init(runs: DaemonRuns) { self.runs = runs }
+
+    public func run() async throws {
+        let resume = Task { await runs.resumeInterruptedAskRuns() }
+        try? await gracefulShutdown()
+        resume.cancel()
+        await resume.value
     }
 }

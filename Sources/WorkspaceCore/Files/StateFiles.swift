@@ -1,0 +1,151 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+
+// The files Relay keeps for itself under `.relay/` that are not workspace content — a run's
+// manifest, its write-ahead journal, the lock of the process running it — written through the
+// same system-call layer as the workspace's files, with every fsync's result checked. The
+// engine (RelayEngine) and sync use these through `package` access: they are not public API.
+
+/// Atomic replacement of a state file: a temporary of a name no other writer uses, in the same
+/// folder, written, fsynced, renamed over the file, and the folder fsynced.
+package enum StateFile {
+    /// Replaces (or creates) `path` with `bytes`. With `durable` off (tests, benchmarks) the
+    /// fsyncs are skipped, never the rename.
+    /// - throws: `WorkspaceError` naming the file and the call that failed; the file is then
+    ///   unchanged and no temporary is left.
+    package static func replace(_ path: String, with bytes: [UInt8], durable: Bool) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let temporary = folder + "/." + (path as NSString).lastPathComponent
+            + ".tmp-\(Syscall.processID)-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL).orThrow("open", path: temporary)
+        do {
+            try bytes.withUnsafeBytes { Syscall.writeAll(fd, $0) }.orThrow("write", path: temporary)
+            if durable { try FsyncFaults.fsync(fd, path: path).orThrow("fsync", path: path) }
+            Syscall.close(fd)
+        } catch {
+            Syscall.close(fd)
+            _ = Syscall.unlink(temporary)
+            throw error
+        }
+        do {
+            try Syscall.rename(temporary, path).orThrow("rename", path: path)
+        } catch {
+            _ = Syscall.unlink(temporary)
+            throw error
+        }
+        if durable { try syncFolder(folder) }
+    }
+
+    /// Makes the folder's entries (a rename, a new file) durable.
+    package static func syncFolder(_ folder: String) throws {
+        let fd = try Syscall.open(folder, O_RDONLY | O_DIRECTORY).orThrow("open", path: folder)
+        defer { Syscall.close(fd) }
+        try FsyncFaults.fsync(fd, path: folder).orThrow("fsync", path: folder)
+    }
+
+    /// Creates the folder `path` only if it does not exist: false when it does (EEXIST).
+    package static func makeFolderExclusively(_ path: String) throws -> Bool {
+        switch Syscall.mkdir(path) {
+        case .success: return true
+        case .failure(.fileExists): return false
+        case .failure(let errno): throw WorkspaceError.system(errno, "mkdir", path: path)
+        }
+    }
+}
+
+/// A file only ever appended to, one record per line (a run's journal): a writer killed mid-line
+/// leaves a line without its newline, which opening ends so the next record starts on its own.
+package final class AppendOnlyFile: @unchecked Sendable {
+    package let path: String
+    private let descriptor: CInt
+    private let lock = NSLock()
+
+    package init(path: String) throws {
+        self.path = path
+        descriptor = try Syscall.open(path, O_RDWR | O_APPEND | O_CREAT).orThrow("open", path: path)
+        let size = (try? Syscall.fstat(descriptor).get()).map { Int($0.st_size) } ?? 0
+        if size > 0, case .success(let last) = Syscall.pread(descriptor, count: 1, offset: size - 1), last != [0x0A] {
+            do {
+                try [UInt8(0x0A)].withUnsafeBytes { Syscall.writeAll(descriptor, $0) }.orThrow("write", path: path)
+            } catch {
+                Syscall.close(descriptor)
+                throw error
+            }
+        }
+    }
+
+    deinit { Syscall.close(descriptor) }
+
+    /// Appends `bytes` in one `write` loop under the file's lock (records never interleave);
+    /// with `sync` they are on the disk when this returns.
+    /// - throws: `WorkspaceError` naming the file when the write or the fsync fails.
+    package func append(_ bytes: [UInt8], sync: Bool) throws {
+        try lock.withLock {
+            try bytes.withUnsafeBytes { Syscall.writeAll(descriptor, $0) }.orThrow("write", path: path)
+            if sync { try FsyncFaults.fsync(descriptor, path: path).orThrow("fsync", path: path) }
+        }
+    }
+}
+
+/// A lock file held by one process while it works (a run being run): an OFD lock, released by
+/// the kernel when the holder closes it or dies, whatever way it dies.
+package final class ProcessLease: @unchecked Sendable {
+    private var descriptor: CInt
+
+    private init(descriptor: CInt) { self.descriptor = descriptor }
+
+    /// The lease on `path` (created if missing), or nil when another holder has it.
+    package static func acquire(_ path: String) throws -> ProcessLease? {
+        let fd = try Syscall.open(path, O_RDWR | O_CREAT).orThrow("open", path: path)
+        switch Syscall.lockExclusive(fd, wait: false) {
+        case .success: return ProcessLease(descriptor: fd)
+        case .failure(let errno) where errno == .resourceTemporarilyUnavailable || errno == .permissionDenied:
+            Syscall.close(fd)
+            return nil
+        case .failure(let errno):
+            Syscall.close(fd)
+            throw WorkspaceError.system(errno, "lock", path: path)
+        }
+    }
+
+    /// Whether some holder has the lease on `path` now (false when there is no such file).
+    package static func isHeld(_ path: String) -> Bool {
+        guard case .success(let fd) = Syscall.open(path, O_RDONLY) else { return false }
+        defer { Syscall.close(fd) }
+        return (try? Syscall.isLockedElsewhere(fd).get()) ?? false
+    }
+
+    package func release() {
+        if descriptor >= 0 { Syscall.close(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { release() }
+}
+
+/// A test hook: fsyncs of state files under given folders fail with a given error instead of
+/// being made, so tests can prove a failed fsync is an error and not silence. Keyed by folder so
+/// tests running at the same time in one process do not see each other's faults.
+package enum FsyncFaults {
+    private static let failing = Mutex<[String: Errno]>([:])
+
+    /// From now on, fsyncs of state files under `folder` fail with `errno` (EIO by default).
+    package static func fail(under folder: String, with errno: Errno = .ioError) {
+        failing.withLock { $0[folder.hasSuffix("/") ? folder : folder + "/"] = errno }
+    }
+
+    /// Ends `fail(under:)` for `folder`.
+    package static func clear(under folder: String) {
+        failing.withLock { _ = $0.removeValue(forKey: folder.hasSuffix("/") ? folder : folder + "/") }
+    }
+
+    static func fsync(_ fd: CInt, path: String) -> Result<Void, Errno> {
+        let injected: Errno? = failing.withLock { failing in
+            failing.isEmpty ? nil : failing.first { path.hasPrefix($0.key) || path + "/" == $0.key }?.value
+        }
+        if let injected { return .failure(injected) }
+        return Syscall.fsync(fd)
+    }
+}

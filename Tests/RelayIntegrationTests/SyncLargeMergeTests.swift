@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import WorkspaceSync
+
+/// A large text file edited on both replicas (issue 20): the merge's memory does not grow with
+/// the file times the edits. The real binary syncs two folders; its peak resident set is read
+/// from the kernel (`wait4`'s `ru_maxrss` for that one child), not timed. How long it takes is
+/// in `make bench`, not here.
+@Suite("relay sync: a 50,000-line file edited on both replicas", .serialized)
+struct SyncLargeMergeTests {
+    /// The most the sync process may hold at its peak. A debug build of relay with its
+    /// indexes, SQLite and three versions of a 1.6 MB file takes ~60–75 MB; the diff that
+    /// copied its V array per edit distance took 1.6 GB for a 5,000-line file.
+    static let peakLimitKilobytes = 100 * 1024
+
+    /// relay to completion with stdout in a file, and the child's own peak resident set (KB).
+    static func measuredRelay(_ arguments: [String]) throws -> (status: Int32, output: Data, peakKilobytes: Int) {
+        let outputPath = FileManager.default.temporaryDirectory.path + "/relay-large-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([Binaries.relay] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        environment.removeValue(forKey: "RELAY_WORKSPACE")
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, Binaries.relay, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let output = FileManager.default.contents(atPath: outputPath) ?? Data()
+        return (exitStatus, output, usage.ru_maxrss)
+    }
+
+    /// Two replicas sharing `base` at `Research/table.csv` after a first sync.
+    static func pairSharing(_ base: String) throws -> SyncFirstMeetingTests.Pair {
+        let pair = try SyncFirstMeetingTests.Pair()
+        try SyncFirstMeetingTests.relay(["init", pair.a])
+        try SyncFirstMeetingTests.relay(["init", pair.b])
+        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", base)
+        let first = try SyncFirstMeetingTests.sync(pair.a, pair.b)
+        #expect(first.copied == 1 && first.conflicts == 0, "\(first.actions)")
+        #expect(SyncFirstMeetingTests.read(pair.b + "/Research/table.csv") == base)
+        return pair
+    }
+
+    static func rows(_ count: Int) -> [String] {
+        (0..<count).map { "\($0),sample-\($0 * 7919 % 100_003),\($0 % 97).\($0 % 13) kg,site \($0 % 31)\n" }
+    }
+
+    @Test func aFiftyThousandLineTableRewrittenOnBothReplicasKeepsBothVersionsInLittleMemory() throws {
+        let base = Self.rows(50_000)
+        var ours = base, theirs = base
+        // Every other row on A, every third on B: far more edits than a line merge takes.
+        for i in stride(from: 0, to: base.count, by: 2) { ours[i] = "\(i),rewritten on A\n" }
+        for i in stride(from: 0, to: base.count, by: 3) { theirs[i] = "\(i),rewritten on B\n" }
+        let pair = try Self.pairSharing(base.joined())
+        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", ours.joined())
+        try SyncFirstMeetingTests.write(pair.b + "/Research/table.csv", theirs.joined())
+
+        let result = try Self.measuredRelay(["sync", "-w", pair.a, "--json", pair.b])
+        #expect(result.status == 0)
+        let summary = try JSONDecoder().decode(SyncSummary.self, from: result.output)
+        #expect(summary.tooLargeToMerge == ["Research/table.csv"], "\(summary.actions)")
+        #expect(summary.conflicts == 1)
+        #expect(result.peakKilobytes < Self.peakLimitKilobytes, "peak resident set \(result.peakKilobytes) KB")
+
+        // Nothing lost: one version in the file, the other in its conflict copy, on both sides.
+        let copies = SyncFirstMeetingTests.conflictCopies(pair.a)
+        #expect(copies.count == 1 && copies == SyncFirstMeetingTests.conflictCopies(pair.b))
+        let kept = SyncFirstMeetingTests.read(pair.a + "/Research/table.csv")
+        let copied = SyncFirstMeetingTests.read(pair.a + "/" + (copies.first ?? ""))
+        #expect(Set([kept, copied]) == Set([ours.joined(), theirs.joined()]))
+        #expect(SyncFirstMeetingTests.tree(pair.a) == SyncFirstMeetingTests.tree(pair.b))
+    }
+
+    @Test func aFiftyThousandLineTableEditedInManyPlacesOnBothReplicasMergesInLittleMemory() throws {
+        let base = Self.rows(50_000)
+        var ours = base, theirs = base
+        // A thousand rows changed on each side, interleaved all through the file.
+        for i in stride(from: 0, to: base.count, by: 50) { ours[i] = "\(i),corrected on A\n" }
+        for i in stride(from: 25, to: base.count, by: 50) { theirs[i] = "\(i),corrected on B\n" }
+        ours.insert("id,sample,weight,site\n", at: 0)
+        theirs.append("50000,added on B\n")
+        let pair = try Self.pairSharing(base.joined())
+        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", ours.joined())
+        try SyncFirstMeetingTests.write(pair.b + "/Research/table.csv", theirs.joined())
+
+        let result = try Self.measuredRelay(["sync", "-w", pair.a, "--json", pair.b])
+        #expect(result.status == 0)
+        let summary = try JSONDecoder().decode(SyncSummary.self, from: result.output)
+        #expect(summary.merged == 1 && summary.conflicts == 0 && summary.tooLargeToMerge.isEmpty, "\(summary.actions)")
+        #expect(result.peakKilobytes < Self.peakLimitKilobytes, "peak resident set \(result.peakKilobytes) KB")
+
+        var expected = base
+        for i in stride(from: 0, to: base.count, by: 50) { expected[i] = ours[i + 1] }
+        for i in stride(from: 25, to: base.count, by: 50) { expected[i] = theirs[i] }
+        let merged = ["id,sample,weight,site\n"] + expected + ["50000,added on B\n"]
+        #expect(SyncFirstMeetingTests.read(pair.a + "/Research/table.csv") == merged.joined())
+        #expect(SyncFirstMeetingTests.read(pair.b + "/Research/table.csv") == merged.joined())
+        #expect(SyncFirstMeetingTests.conflictCopies(pair.a).isEmpty)
+    }
+}
