@@ -225,7 +225,7 @@ import Glibc
         #expect(try served.curl("GET", "/runs/20200101-000000-abcd/events", headers: ["Last-Event-ID: x"]).status == 404)
 
         let after = try Self.tree(s)
-        let changed = Set(after.keys).union(before.keys).filter { after[$0] != before[$0] }.sorted()
+        let changed = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
         #expect(changed.isEmpty, "nothing in the workspace changed: \(changed)")
         #expect(!FileManager.default.fileExists(atPath: s.base + "/escaped.md"))
     }
