@@ -100,6 +100,10 @@ import Glibc
         let stream = try SSEReader(url: served.base + "/runs/\(turn.id)/events")
         stream.read { events in events.contains { $0.kind == "agentStarted" } }
 
+        // One turn at a time in a chat.
+        let second = try served.curl("POST", "/runs", body: #"{"message": "And a second thing", "chat": "\#(turn.chat)"}"#)
+        #expect(second.status == 409 && second.body.contains(turn.id), "\(second)")
+
         let cancelled = try served.curl("POST", "/runs/\(turn.id)/cancel", body: "{}")
         #expect(cancelled.status == 200, "\(cancelled)")
         #expect(jsonObject(cancelled.body)?["state"] as? String == "cancelled", "\(cancelled)")
@@ -226,12 +230,14 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: s.base + "/escaped.md"))
     }
 
-    /// Every file of the workspace but Relay's logs, with its content.
+    /// Every file of the workspace but what the daemon keeps up on its own (logs, locks, the
+    /// watcher's and sync's SQLite files), with its content.
     static func tree(_ s: ScratchWorkspace) throws -> [String: Data] {
         var files: [String: Data] = [:]
         let enumerator = FileManager.default.enumerator(atPath: s.root)
         while let path = enumerator?.nextObject() as? String {
-            guard !path.hasPrefix(".relay/log"), !path.hasPrefix(".relay/watch"), !path.hasPrefix(".relay/locks") else { continue }
+            guard !path.hasPrefix(".relay/log"), !path.hasPrefix(".relay/watch"), !path.hasPrefix(".relay/locks"),
+                  !(path.hasPrefix(".relay/") && path.contains(".sqlite")) else { continue }
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: s.path(path), isDirectory: &isFolder), !isFolder.boolValue {
                 files[path] = FileManager.default.contents(atPath: s.path(path))

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import LanguageModels
+import WorkspaceCore
 
 /// The events of a run as they were emitted, one line each in `.relay/runs/<id>/events.jsonl`:
 /// `SEQ<TAB>{event JSON}`, where `SEQ` counts 1, 2, 3 … over every execution of the run (a
@@ -28,34 +28,22 @@ public enum RunEventLog {
     }
 
     /// Appends a run's events; one writer per execution (the run's lease makes it the only one).
+    /// An `AppendOnlyFile` of WorkspaceCore: its writes go through the one system-call layer, and
+    /// opening it ends a line a killed writer left without its newline (that line is skipped).
     final class Writer: @unchecked Sendable {
         let runID: String
-        private let path: String
-        private let descriptor: Int32
+        private let file: AppendOnlyFile
         private let lock = NSLock()
         private var next: Int
 
         init(path: String, runID: String) throws {
-            self.path = path
             self.runID = runID
-            descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw RelayError(.io, "cannot open the run's event log \(path): \(String(cString: strerror(errno)))") }
             var reader = Reader(path: path)
-            let existing = reader.read()
-            next = (existing.last?.sequence ?? 0) + 1
-            // A line a killed writer left without its newline: end it, so it stays one
-            // (skipped) line and the next event starts on its own.
-            var status = stat()
-            if fstat(descriptor, &status) == 0, status.st_size > 0 {
-                var last: UInt8 = 0
-                if pread(descriptor, &last, 1, status.st_size - 1) == 1, last != 0x0A {
-                    var newline: UInt8 = 0x0A
-                    _ = write(descriptor, &newline, 1)
-                }
+            next = (reader.read().last?.sequence ?? 0) + 1
+            do { file = try AppendOnlyFile(path: path) } catch let error as WorkspaceError {
+                throw RelayError(.io, "cannot open the run's event log: \(error.message)", path: path, cause: error)
             }
         }
-
-        deinit { close(descriptor) }
 
         func append(_ event: RelayEvent) {
             append(json: Self.text(event.json))
@@ -70,16 +58,7 @@ public enum RunEventLog {
         /// Failing to write progress must not fail the run: the journal is what counts.
         private func append(json: String) {
             lock.withLock {
-                let bytes = Array("\(next)\t\(json)\n".utf8)
-                var offset = 0
-                while offset < bytes.count {
-                    let n = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return
-                    }
-                    offset += n
-                }
+                guard (try? file.append(Array("\(next)\t\(json)\n".utf8), sync: false)) != nil else { return }
                 next += 1
             }
             RunEventSignal.shared.post(runID)
@@ -103,19 +82,10 @@ public enum RunEventLog {
         /// The lines written since the last call (all of them the first time), skipping torn
         /// lines and any whose sequence does not go up.
         public mutating func read() -> [Entry] {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return [] }
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            var position = offset
-            while true {
-                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(position)) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { break }
-                bytes.append(contentsOf: buffer[0..<n])
-                position += Int64(n)
-            }
+            guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+            defer { try? handle.close() }
+            guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd() else { return [] }
+            let bytes = [UInt8](data)
             guard let lastNewline = bytes.lastIndex(of: 0x0A) else { return [] }
             offset += Int64(lastNewline + 1)
             var entries: [Entry] = []

@@ -27,6 +27,10 @@ struct RunRoutes {
     func add(to router: Router<BasicRequestContext>) {
         router.post("/runs") { request, _ in
             let body = try await JSONBody.decode(StartRequest.self, from: request, limit: maxBodyBytes)
+            // One turn at a time in a chat: a second would answer without the first's answer.
+            if let chat = body.chat, let running = hub.activeRun(inChat: chat.hasSuffix(".md") ? String(chat.dropLast(3)) : chat) {
+                throw APIError(.conflict, "chat '\(chat)' has run \(running) going; wait for its end (GET /runs/\(running)/events) or stop it (POST /runs/\(running)/cancel)")
+            }
             let manifest = try turns.prepare(TurnRequest(message: body.message, relay: body.relay ?? defaultRelay, agent: body.agent, conversation: body.chat))
             try hub.start(manifest)
             var response = JSONBody.response([

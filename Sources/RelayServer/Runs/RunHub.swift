@@ -11,6 +11,7 @@ import RelayEngine
 final class RunHub: @unchecked Sendable {
     private struct Running {
         var task: Task<Void, Never>
+        var conversation: String
         var stopReason: String?
     }
 
@@ -40,12 +41,17 @@ final class RunHub: @unchecked Sendable {
                 }
                 _ = lock.withLock { running.removeValue(forKey: id) }
             }
-            running[id] = Running(task: task)
+            running[id] = Running(task: task, conversation: manifest.conversation)
         }
     }
 
     /// True while this server executes run `id` (also before it has taken the run's lock).
     func isActive(_ id: String) -> Bool { lock.withLock { running[id] != nil } }
+
+    /// The run this server executes in chat `conversation` (`Chats/NAME`), if any.
+    func activeRun(inChat conversation: String) -> String? {
+        lock.withLock { running.first { $0.value.conversation == conversation }?.key }
+    }
 
     /// Cancels run `id` as a person's stop and waits until the engine has journaled it.
     /// - returns: false when this server is not executing it.

@@ -233,6 +233,7 @@ extension WebPage {
       const controller = new AbortController();
       state.controller = controller;
       $("stop").hidden = false;
+      $("send").disabled = true;  // one turn at a time in a chat
       setStatus("working…");
       const view = { current: null, byStep: new Map(), lastAgent: null };
       (async () => {
@@ -353,6 +354,7 @@ extension WebPage {
     function ended(run, event) {
       if (state.run === run) { state.run = null; state.controller = null; }
       $("stop").hidden = true;
+      $("send").disabled = false;
       const words = { done: "done", cancelled: "stopped", interrupted: "interrupted — it resumes when the daemon starts again", failed: "failed" };
       setStatus(words[event.state] || event.state);
       if (event.state === "cancelled") systemLine("■ stopped — `relay resume " + run + "` continues it", "note");
@@ -384,7 +386,10 @@ extension WebPage {
       }
     }
     async function openChat(name, quiet) {
-      if (name !== state.chat && state.controller) { state.controller.abort(); state.controller = null; state.run = null; $("stop").hidden = true; }
+      if (name !== state.chat && state.controller) {
+        state.controller.abort(); state.controller = null; state.run = null;
+        $("stop").hidden = true; $("send").disabled = false;
+      }
       state.chat = name || null;
       if (name && location.hash !== "#chat=" + encodeURIComponent(name)) history.replaceState(null, "", "#chat=" + encodeURIComponent(name));
       if (!name && location.hash) history.replaceState(null, "", location.pathname);
@@ -477,7 +482,7 @@ extension WebPage {
       } catch (error) {
         setStatus(error.message);
       } finally {
-        $("send").disabled = false;
+        if (!state.run) $("send").disabled = false;
       }
     });
     $("stop").addEventListener("click", async () => {
