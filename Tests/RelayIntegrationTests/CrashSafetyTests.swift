@@ -9,10 +9,15 @@ struct CrashSafetyTests {
         let scratch = try ScratchWorkspace()
         var versionsSeen = Set<String>()
         var killsWithFile = 0
+        func inode() -> Int? { (try? FileManager.default.attributesOfItem(atPath: scratch.path("data.txt")))?[.systemFileNumber] as? Int }
         for round in 0..<200 {
+            let before = inode()
             let writer = try spawn(Binaries.stress, ["rewrite", scratch.root, "data.txt"])
-            // Most kills land mid-write: versions take about a millisecond to a few to write.
-            Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.060))
+            // Not a pause that assumes a quick start: the writer is seen installing a version of
+            // its own (a new inode) first, however loaded the machine, so every round has progress.
+            while inode() == before && writer.isRunning { Thread.sleep(forTimeInterval: 0.001) }
+            // Then most kills land mid-write: versions take about a millisecond to a few to write.
+            Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.040))
             killHard(writer)
             guard FileManager.default.fileExists(atPath: scratch.path("data.txt")) else {
                 #expect(round < 3, "data.txt vanished after kill \(round)")
