@@ -23,7 +23,7 @@ APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server
 	chromium-headless-shell fonts-noto-color-emoji
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 
-.PHONY: all build release test soak demo bench install uninstall deps template clean model model-stop eval model-gemma
+.PHONY: all build release test soak demo bench bench-first-sync install uninstall deps template clean model model-stop eval model-gemma
 
 all: build
 
@@ -107,6 +107,14 @@ bench:
 	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay-engine-bench"
 	@echo
 	python3 Tests/Benchmarks/relay-http-bench/http-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
+
+# The first sync of a whole tree alone (relay, rsync, Unison; issue 21's goal), e.g.
+# `make bench-first-sync FILES=100000 ROUNDS=1`: each round makes four trees of FILES files.
+bench-first-sync:
+	$(SWIFT) build $(RELEASE_FLAGS) --product relay $(SWIFT_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product relay-sync-bench $(SWIFT_FLAGS)
+	RELAY_SYNC_BENCH_ONLY=first RELAY_SYNC_BENCH_FILES=$(or $(FILES),10000) RELAY_SYNC_BENCH_FIRST_ROUNDS=$(or $(ROUNDS),3) \
+		"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay-sync-bench"
 
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"

@@ -399,6 +399,44 @@ struct ReconcileScenarioTests {
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.pathsDone < $1.pathsDone && $0.files <= $1.files && $0.bytes <= $1.bytes })
     }
 
+    @Test func copiesInBatchesCommittedWhileTheNextIsStagedAllArriveWithTheirRowsAndMergeBases() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "source"), b = try Replica(base, "target")
+        for i in 0..<57 { try a.write("Research/d\(i % 4)/note-\(i).md", "note \(i)\n") }
+        for i in 0..<8 { try a.write("Research/blob-\(i).bin", String(repeating: "\(i)", count: 100)) }
+        var options = Reconciler.Options()
+        options.batchFiles = 10
+        let here = try LocalEndpoint(workspace: a.workspace), there = try LocalEndpoint(workspace: b.workspace)
+        let summary = try Reconciler(local: here, peer: there, options: options).run()
+        // 65 copies in batches of 10: six handed to a background commit, the seventh flushed last.
+        #expect(there.batchesCommittedInBackground == 6)
+        #expect(here.batchesCommittedInBackground == 0, "nothing was copied to the source")
+        #expect(summary.copied == 65 && summary.skipped.isEmpty)
+        #expect(a.tree() == b.tree())
+        let rows = try there.index.entries()
+        for (path, bytes) in a.tree() {
+            let hash = ContentHash(of: Array(bytes)).hex
+            #expect(rows[path]?.hash == hash && rows[path]?.deleted == false, "\(path): no row")
+            #expect(try there.index.base(peer: here.replica, path: path) == hash, "\(path): no base on the target")
+            #expect(try here.index.base(peer: there.replica, path: path) == hash, "\(path): no base on the source")
+            if path.hasSuffix(".md") { #expect(b.workspace.objects.contains(ContentHash(of: Array(bytes))), "\(path): not stored") }
+        }
+        #expect(try sync(a, b).transferred == 0, "the next sync has nothing to do")
+    }
+
+    @Test func withoutOverlapTheSameCopiesAreFlushedOneBatchAfterAnother() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try Replica(base, "source"), b = try Replica(base, "target")
+        for i in 0..<25 { try a.write("Research/note-\(i).md", "note \(i)\n") }
+        var options = Reconciler.Options()
+        options.batchFiles = 10
+        options.overlapBatches = false
+        let here = try LocalEndpoint(workspace: a.workspace), there = try LocalEndpoint(workspace: b.workspace)
+        let summary = try Reconciler(local: here, peer: there, options: options).run()
+        #expect(there.batchesCommittedInBackground == 0)
+        #expect(summary.copied == 25 && a.tree() == b.tree())
+    }
+
     @Test func aMassDeletionNeedsForce() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()

@@ -145,6 +145,8 @@ final class CrashingEndpoint: ReplicaEndpoint {
     }
     func flush() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flush() }
     func beginFlush() throws { try fuse.tick(); try inner.beginFlush() }
+    var flushesInBackground: Bool { inner.flushesInBackground }
+    func flushInBackground() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flushInBackground() }
     func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
     func finish() throws { try fuse.tick(); try inner.finish() }
     var indexTransfer: IndexTransfer? { inner.indexTransfer }
@@ -368,6 +370,10 @@ final class SyncModel {
         var options = Reconciler.Options()
         options.force = true
         options.examineAll = examineAll
+        // Mostly batches of a few files, so that between folders one commits in the background
+        // while the next is staged (and a crash can fall between the two). Not drawn from
+        // `random`: the seeds' histories stay what they were.
+        options.batchFiles = [1, 2, 3, 1_000][syncs % 4]
         let overProtocol = transport == .protocolOrFolder && Bool.random(using: &random)
         /// The peer's endpoint, and how to let go of it (over the protocol: the client goes away,
         /// and the server commits what it was sent, as `relay sync-serve` does on a lost connection).

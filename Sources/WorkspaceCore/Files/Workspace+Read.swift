@@ -4,11 +4,17 @@ extension Workspace {
     ///
     /// - throws: `.notFound`, `.isADirectory`, `.pathRefused`.
     public func read(_ path: String) throws -> [UInt8] {
+        try readHashed(path).bytes
+    }
+
+    /// `read`, with the SHA-256 of exactly the bytes read (computed once, as they are read):
+    /// for a caller that checks them against a hash it expects (a sync's copy).
+    public func readHashed(_ path: String) throws -> (bytes: [UInt8], hash: ContentHash) {
         let target = try resolve(path)
         guard let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative) else {
             throw WorkspaceError(.notFound, "\(target.relative): no such file", path: target.relative)
         }
-        return snapshot.bytes
+        return (snapshot.bytes, snapshot.hash)
     }
 
     /// A text file's content.

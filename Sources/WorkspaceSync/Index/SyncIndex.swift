@@ -507,27 +507,36 @@ public final class SyncIndex {
         let (candidates, liveSeen) = try Self.unvouched(stamps, in: current)
         timings.mark("\(candidates.count) of \(stamps.count) to look at")
         try transaction {
-            for candidate in candidates {
-                let (path, stamp) = stamps[candidate]
-                let position = current.index(forKey: path)
-                let old = position.map { current.values[$0] }
+            // The files are read and hashed a chunk at a time, on two threads when there are
+            // many (a first sync hashes every file: ~0.45 s at 10,000 on one thread); what they
+            // give is applied here, in order.
+            var start = 0
+            while start < candidates.count {
+                let chunk = candidates[start..<min(start + Self.fingerprintChunk, candidates.count)]
+                start = chunk.endIndex
                 // A mergeable file's new version is kept as a merge base: read it once.
-                let mergeable = mergeRules.kind(of: path) != .binary
-                guard let (fresh, hash, content) = try workspace.fingerprint(
-                    ofFileAt: path, keepingContentUpTo: mergeable ? workspace.maximumArchivedSize : 0) else { continue }
-                var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
-                entry.stamp = fresh
-                entry.scanned = now
-                let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
-                if !restamp {
-                    entry.hash = hash.hex
-                    entry.deleted = false
-                    entry.vector.increment(replica)
-                    if mergeable, let content { try objects.storeObject(content, hash: hash) }
-                    changed += 1
+                let mergeable = chunk.map { mergeRules.kind(of: stamps[$0].path) != .binary }
+                let prints = try Self.fingerprints(of: chunk.map { stamps[$0].path }, keeping: mergeable, in: workspace)
+                for (offset, candidate) in chunk.enumerated() {
+                    let (path, stamp) = stamps[candidate]
+                    let position = current.index(forKey: path)
+                    let old = position.map { current.values[$0] }
+                    let mergeable = mergeable[offset]
+                    guard let (fresh, hash, content) = prints[offset] else { continue }
+                    var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
+                    entry.stamp = fresh
+                    entry.scanned = now
+                    let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
+                    if !restamp {
+                        entry.hash = hash.hex
+                        entry.deleted = false
+                        entry.vector.increment(replica)
+                        if mergeable, let content { try objects.storeObject(content, hash: hash) }
+                        changed += 1
+                    }
+                    updates.append(entry)
+                    restamps.append(restamp)
                 }
-                updates.append(entry)
-                restamps.append(restamp)
             }
             if liveSeen < liveKnown {
                 let seen = Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) })
@@ -557,6 +566,28 @@ public final class SyncIndex {
         // whose lock is free now belong to nobody.
         if sawTemporary { _ = try? workspace.reclaimTemporaries() }
         return changed
+    }
+
+    /// How many files a refresh reads and hashes before it applies what it found.
+    static let fingerprintChunk = 512
+
+    /// `Workspace.fingerprint` of each path (keeping the content of those marked in `keeping`),
+    /// in order; the second half on another thread when there are more than 64 (the reads
+    /// and hashes are independent; each thread opens its own files).
+    static func fingerprints(of paths: [String], keeping: [Bool], in workspace: Workspace) throws
+        -> [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?] {
+        func read(_ range: Range<Int>) throws -> [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?] {
+            try range.map { try workspace.fingerprint(ofFileAt: paths[$0], keepingContentUpTo: keeping[$0] ? workspace.maximumArchivedSize : 0) }
+        }
+        guard paths.count > 64 else { return try read(paths.indices) }
+        let middle = paths.count / 2
+        let second = BackgroundWork { try read(middle..<paths.count) }
+        let first: [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?]
+        do { first = try read(0..<middle) } catch {
+            _ = try? second.wait()
+            throw error
+        }
+        return first + (try second.wait())
     }
 
     /// The positions in `stamps` of the files to look at — not excluded, and new, deleted in

@@ -75,6 +75,11 @@ public final class Reconciler {
         /// durable with two file-system flushes and recorded in one index transaction.
         public var batchFiles = 1_000
         public var batchBytes = 32 * 1024 * 1024
+        /// Between two folders on this machine, a full batch commits on another thread while
+        /// the next one is staged (`ReplicaEndpoint.flushInBackground`): a first sync's copy loop
+        /// no longer stops for each batch's two file-system flushes. Each batch keeps its order
+        /// (temporaries durable, renames, renames durable, then its index rows).
+        public var overlapBatches = true
         /// How paths merge (relay.json's `sync.merge` over the defaults).
         public var mergeRules = MergeRules()
         /// Look at every path, even after a clean sync (`relay sync --full`).
@@ -108,6 +113,9 @@ public final class Reconciler {
         var name: String
         var pending: [PendingCopy] = []
         var pendingBytes = 0
+        /// Copies of a batch committing on another thread (`Options.overlapBatches`), whose
+        /// results the endpoint hands back at its next flush.
+        var committing: [PendingCopy] = []
         var replica: String { endpoint.replica }
     }
 
@@ -232,7 +240,11 @@ public final class Reconciler {
                     try reconcile(path, &a, &b, &summary)
                     // A file the other side replaced by a folder of its name goes before anything
                     // is staged into the folder.
-                    if a.isFull(options) || b.isFull(options) || deleteFirst.contains(path) { try flush(&a, &b, &summary) }
+                    if deleteFirst.contains(path) {
+                        try flush(&a, &b, &summary)
+                    } else if a.isFull(options) || b.isFull(options) {
+                        try flush(&a, &b, &summary, inBackground: options.overlapBatches)
+                    }
                 } catch let error as EndpointError {
                     try handle(error, path: path, &summary)
                 }
@@ -332,9 +344,18 @@ public final class Reconciler {
     }
 
     /// Installs the staged copies on both sides, records them and their merge bases, and
-    /// commits both indexes.
-    private func flush(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
+    /// commits both indexes. `inBackground` (two folders): each side's full batch starts
+    /// committing on another thread instead, and the results of its previous one are applied.
+    private func flush(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary, inBackground: Bool = false) throws {
         if options.dryRun { return }
+        if inBackground && a.endpoint.flushesInBackground && b.endpoint.flushesInBackground {
+            try flushInBackground(&a, &b, &summary)
+            return
+        }
+        // What committed in the background comes back with this flush's results.
+        for targetIsA in [true, false] {
+            if targetIsA { a.pending = a.committing + a.pending; a.committing = [] } else { b.pending = b.committing + b.pending; b.committing = [] }
+        }
         var timings = SyncTimings("reconciler flush")
         // Both sides install at once: a peer over the protocol gets its flush request first and
         // works on it in its own process; a second folder flushes on a thread of its own.
@@ -349,22 +370,7 @@ public final class Reconciler {
             let results = try targetIsA ? hereFlush.get() : peerFlushed.get()
             timings.mark("\(targetIsA ? "here" : "peer") endpoint flush \(pending.count)")
             if targetIsA { a.pending = []; a.pendingBytes = 0 } else { b.pending = []; b.pendingBytes = 0 }
-            let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)
-            for copy in pending where !failed.contains(copy.path) {
-                guard let result = results[copy.path], let entry = result else {
-                    summary.skipped.append(copy.path)
-                    logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(copy.path)"])
-                    continue
-                }
-                if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
-                if copy.removal { continue }
-                // The copy is now the pair's merge base: the target recorded it in its flush
-                // (`stage(basePeer:)`, which stored the content too); the source, which stored
-                // it at refresh, records it here.
-                let source = targetIsA ? b : a
-                try source.endpoint.setBase(peer: (targetIsA ? a : b).replica, path: copy.path, hash: copy.hash,
-                                            vector: copy.vector, content: nil)
-            }
+            try apply(results, of: pending, targetIsA: targetIsA, &a, &b, &summary)
             timings.mark("\(targetIsA ? "here" : "peer") results and bases")
         }
         // The base rows just written.
@@ -372,6 +378,59 @@ public final class Reconciler {
         _ = try b.endpoint.flush()
         _ = try reportDeferredFailures(a.endpoint, &summary)
         _ = try reportDeferredFailures(b.endpoint, &summary)
+        timings.mark("bases committed")
+    }
+
+    /// The results of a side's flushed copies: each path's new entry, or the path skipped
+    /// (changed meanwhile); the source side records each copy as the pair's merge base.
+    private func apply(_ results: [String: SyncIndex.Entry?], of pending: [PendingCopy], targetIsA: Bool,
+                       _ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
+        let failed = try reportDeferredFailures((targetIsA ? a : b).endpoint, &summary)
+        for copy in pending where !failed.contains(copy.path) {
+            guard let result = results[copy.path], let entry = result else {
+                summary.skipped.append(copy.path)
+                logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(copy.path)"])
+                continue
+            }
+            if targetIsA { a.entries[copy.path] = entry } else { b.entries[copy.path] = entry }
+            if copy.removal { continue }
+            // The copy is now the pair's merge base: the target recorded it in its flush
+            // (`stage(basePeer:)`, which stored the content too); the source, which stored
+            // it at refresh, records it here.
+            let source = targetIsA ? b : a
+            try source.endpoint.setBase(peer: (targetIsA ? a : b).replica, path: copy.path, hash: copy.hash,
+                                        vector: copy.vector, content: nil)
+        }
+    }
+
+    /// `flush(inBackground: true)`: a side with copies staged hands them to a batch that
+    /// commits on another thread, and gets back the results of the one it handed over before
+    /// (committed by now, rows and all). A side with nothing staged or committing commits its
+    /// index writes (the merge bases just recorded) as `flush` would, at once: it has no batch
+    /// to wait for.
+    private func flushInBackground(_ a: inout Side, _ b: inout Side, _ summary: inout SyncSummary) throws {
+        var timings = SyncTimings("reconciler flush in background")
+        for targetIsA in [true, false] {
+            let target = targetIsA ? a : b
+            guard !target.pending.isEmpty else { continue }
+            let source = targetIsA ? b : a
+            // The source's refresh finished storing its merge bases (its flush waits for them):
+            // `setBase` then finds them in the store instead of reading the files again.
+            if source.pending.isEmpty && source.committing.isEmpty { _ = try source.endpoint.flush() }
+            let results = try target.endpoint.flushInBackground()
+            let done = target.committing
+            if targetIsA {
+                a.committing = a.pending; a.pending = []; a.pendingBytes = 0
+            } else {
+                b.committing = b.pending; b.pending = []; b.pendingBytes = 0
+            }
+            try apply(results, of: done, targetIsA: targetIsA, &a, &b, &summary)
+            timings.mark("\(targetIsA ? "here" : "peer"): \(done.count) applied, \((targetIsA ? a : b).committing.count) committing")
+        }
+        for side in [a, b] where side.pending.isEmpty && side.committing.isEmpty {
+            _ = try side.endpoint.flush()
+            _ = try reportDeferredFailures(side.endpoint, &summary)
+        }
         timings.mark("bases committed")
     }
 
@@ -536,7 +595,7 @@ public final class Reconciler {
         }
         var date = Date()
         var copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: date)
-        let pending = Set((a.pending + b.pending).map(\.path))
+        let pending = Set((a.pending + b.pending + a.committing + b.committing).map(\.path))
         while a.entries[copy] != nil || b.entries[copy] != nil || pending.contains(copy) {
             date += 1
             copy = ConflictNames.relayCopy(of: path, replica: loserReplica, date: date)

@@ -44,6 +44,16 @@ public protocol ReplicaEndpoint: AnyObject {
     /// flush. Per staged path: its new entry (a tombstone for a removal), or nil when the file
     /// had changed (left alone).
     func flush() throws -> [String: SyncIndex.Entry?]
+    /// Whether `flushInBackground` can commit a batch on another thread (a folder on this
+    /// machine; not a peer over the protocol, whose server works through its requests in order).
+    var flushesInBackground: Bool { get }
+    /// Starts installing what was staged so far, durably, on another thread, and returns at
+    /// once: the next copies are staged meanwhile into a batch of their own. The batch begun
+    /// by the previous call is waited for first, its index rows written and committed (rows
+    /// only ever describe files already durable), and its results are returned as `flush`
+    /// returns them. `flush` waits for the batch this call began and returns its results with
+    /// its own.
+    func flushInBackground() throws -> [String: SyncIndex.Entry?]
     /// Starts `flush` where it runs elsewhere — a peer over the protocol gets the request now
     /// and works on it while this side flushes its own — and `flush` then collects the result.
     /// Nothing else may be asked of the endpoint in between.
@@ -85,6 +95,8 @@ extension ReplicaEndpoint {
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
     public func expectWrites(_ paths: [String], contents: [String]) {}
     public func beginFlush() throws {}
+    public var flushesInBackground: Bool { false }
+    public func flushInBackground() throws -> [String: SyncIndex.Entry?] { try flush() }
     public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
     public func finish() throws {}
     public var indexTransfer: IndexTransfer? { nil }
@@ -142,6 +154,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public var location: String { workspace.root }
 
     private var batch: WriteBatch
+    /// A batch committing on another thread while `batch` is staged into
+    /// (`flushInBackground`), with what its index rows need once it is done.
+    private var committing: (work: BackgroundWork<[WriteBatch.Outcome]>, batch: WriteBatch, vectors: [String: VersionVector],
+                             removals: Set<String>, basePeers: [String: String])?
+    /// The batch that committed last in the background, staged into next: two batches take
+    /// turns, so each stores its first versions loose only once (`WriteBatch.loosePerBatch`).
+    private var spare: WriteBatch?
+    /// How many batches `flushInBackground` handed to another thread (for tests).
+    private(set) var batchesCommittedInBackground = 0
     private var staged: [String: VersionVector] = [:]
     private var removing: Set<String> = []
     /// The peer each staged copy becomes the merge base with (`stage(basePeer:)`).
@@ -203,9 +224,60 @@ public final class LocalEndpoint: ReplicaEndpoint {
         removing.insert(path)
     }
 
+    /// A batch still committing in the background is let finish (its rows are not written):
+    /// what a sync killed between a batch's renames and its index commit leaves, which the
+    /// next sync resumes.
+    deinit { _ = try? committing?.work.wait() }
+
+    public var flushesInBackground: Bool { true }
+
+    public func flushInBackground() throws -> [String: SyncIndex.Entry?] {
+        let results = try finishCommitting()
+        guard !staged.isEmpty else { return results }
+        // The refresh's merge bases are committed first, as by `flush` (one batch commits at a
+        // time; its flushes are the file system's).
+        try settleBases()
+        let vectors = staged, removals = removing, basePeers = stagedBases
+        staged = [:]
+        removing = []
+        stagedBases = [:]
+        let full = batch
+        batch = spare.take() ?? WriteBatch(workspace, operation: "sync")
+        // Same order as `flush`: the temporaries durable, then the renames, then (once this is
+        // waited for) the rows. Only the staging of the next copies runs alongside; the index
+        // is written on the caller's thread alone.
+        committing = (BackgroundWork { try full.commit() }, full, vectors, removals, basePeers)
+        batchesCommittedInBackground += 1
+        return results
+    }
+
+    /// Waits for the batch committing in the background, if any, and writes and commits its
+    /// rows; its results by path (empty when there was none).
+    private func finishCommitting() throws -> [String: SyncIndex.Entry?] {
+        guard let done = committing.take() else { return [:] }
+        let outcomes: [WriteBatch.Outcome]
+        do { outcomes = try done.work.wait() } catch {
+            // Its files may be in place and not durable: no row that may describe them is
+            // committed (what the open transaction holds goes too, as in `flush`).
+            index.abandonWrites()
+            spare = done.batch
+            throw error
+        }
+        spare = done.batch
+        var results: [String: SyncIndex.Entry?] = [:]
+        do {
+            try record(outcomes, vectors: done.vectors, removals: done.removals, basePeers: done.basePeers, into: &results)
+            try index.commitWrites()
+        } catch {
+            index.abandonWrites()
+            throw error
+        }
+        return results
+    }
+
     public func flush() throws -> [String: SyncIndex.Entry?] {
         try settleBases()
-        var results: [String: SyncIndex.Entry?] = [:]
+        var results = try finishCommitting()
         let vectors = staged, removals = removing, basePeers = stagedBases
         staged = [:]
         removing = []
@@ -339,10 +411,12 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func read(_ path: String, expected: String) throws -> [UInt8] {
         // The read resolves the path in the sandbox itself.
         try checkExcluded(path)
-        var bytes: [UInt8] = []
-        try refusedBySandbox { bytes = try workspace.read(path) }
-        guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
-        return bytes
+        var read: (bytes: [UInt8], hash: ContentHash)?
+        try refusedBySandbox { read = try workspace.readHashed(path) }
+        // The hash the read computed: hashing the bytes again was a second pass over every
+        // file a first sync copies.
+        guard let read, read.hash.hex == expected else { throw EndpointError.changed(path) }
+        return read.bytes
     }
 
     public func install(_ path: String, bytes: [UInt8], expected: String?, overwrite: Bool, vector: VersionVector) throws -> SyncIndex.Entry {
