@@ -67,7 +67,9 @@ extension RunExecutor {
         // Workers read, and do their one subtask in their own words; nobody asks for revisions
         // of work done in parallel (a revision would be a worker spawning work).
         worker.tools = worker.allowedTools.filter { !$0.writes && $0 != .requestRevision }
-        worker.extract = nil
+        // A worker may choose workspace lines for its subtask under the grammar (`extract:
+        // lines`); the other extractions answer the whole request or a document, not a subtask.
+        if worker.extract != .lines { worker.extract = nil }
         coordinator.tools = coordinator.allowedTools.filter { $0 != .requestRevision }
         for (role, agent) in [("planner", planner), ("worker", worker), ("coordinator", coordinator)] { try checkRoom(agent, role: role) }
         callBudget = CallBudget(cap: plan.callCap, run: manifest.id)
