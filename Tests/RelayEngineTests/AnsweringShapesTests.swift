@@ -83,4 +83,30 @@ import WorkspaceCore
         let final = try #require(GroundedRelayTests.finals(events).last)
         #expect(final.hasPrefix("Miso — “Ada's cat is called Miso.”") && final.hasSuffix("(Journal/user/2026-11-02.md:4)"), "\(final)")
     }
+
+    @Test func aSubtaskWithAnInventedNumberOrThatEchoesTheInstructionIsDroppedAndTheDropNamed() async throws {
+        let scratch = try PlanRelayTests.scratch()
+        let model = KeyedModel { request in
+            if request.schemaName == "plan" {
+                return .init(text: #"{"subtasks": ["Find the cat's name", "The cat weighs 100 kilos.", "This task can be done on one short sentence each."]}"#)
+            }
+            return .init(text: request.workerNumber == nil ? "FINAL" : "a result")
+        }
+        let engine = scratch.engine(model)
+        let manifest = try engine.prepare(ask: "What is Ada's cat called?")
+        let events = try await scratch.run(engine, manifest.id)
+
+        #expect(events.contains { if case .planned(0, let subtasks) = $0 { return subtasks == ["Find the cat's name"] } else { return false } })
+        #expect(model.received.filter { $0.workerNumber != nil }.count == 1, "one worker, for the one grounded subtask")
+        let chat = try #require(scratch.text(manifest.chatFile))
+        #expect(!chat.contains("100 kilos"), "an invented number does not reach the chat: \(chat)")
+        // The drops are named: a note in the group chat, and the planner's cuts in the transcript.
+        let notes = events.compactMap { if case .note(let text) = $0 { return text } else { return nil } }
+        #expect(notes.contains { $0.hasSuffix("subtask 2 dropped: 100 is in none of the planner's inputs") }, "\(notes)")
+        #expect(notes.contains { $0.hasSuffix("subtask 3 dropped: it repeats the planning instruction") })
+        let transcript = try JSONValue(parsing: try #require(scratch.text(manifest.transcriptFile)))
+        let planner = try #require(transcript["messages"]?.arrayValue?.first { $0["agent"]?["id"]?.stringValue == "planner" })
+        #expect(planner["cuts"]?.arrayValue?.compactMap(\.stringValue) == ["subtask 2 dropped: 100 is in none of the planner's inputs",
+                                                                         "subtask 3 dropped: it repeats the planning instruction"])
+    }
 }
