@@ -100,6 +100,12 @@ func engineOverhead(durable: Bool) async throws -> (engine: Double, bare: Double
     return (engineTime, bare)
 }
 
+/// Prints a line at once (a long run on a busy machine shows each figure as it comes, also into a file).
+func flushed(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
 func format(_ seconds: Double) -> String {
     seconds < 0.001 ? String(format: "%.1f µs", seconds * 1e6) : String(format: "%.2f ms", seconds * 1e3)
 }
@@ -175,7 +181,7 @@ func workerSpans(_ base: String, run id: String, workers: ClosedRange<Int>) thro
 let planWorkers = 4
 let delayed = DelayingModel(plannerDelay: .milliseconds(20), workerDelay: .milliseconds(200))
 let planTurns = Int(environment["RELAY_BENCH_PLAN_TURNS"] ?? "") ?? 5
-print("\nplan relay: \(planWorkers) workers on a delaying in-process model (planner 20 ms, each worker and the coordinator 200 ms; \(planTurns) turns each)")
+flushed("\nplan relay: \(planWorkers) workers on a delaying in-process model (planner 20 ms, each worker and the coordinator 200 ms; \(planTurns) turns each)")
 for parallel in [1, 2, 4] {
     let (workspace, base) = try scratchWorkspace(durable: true)
     defer { try? FileManager.default.removeItem(atPath: base) }
@@ -195,7 +201,7 @@ for parallel in [1, 2, 4] {
     let n = Double(planTurns)
     // The model's own time in a turn: planner + the workers' phase at ideal parallelism + coordinator.
     let ideal = 0.020 + Double((planWorkers + parallel - 1) / parallel) * 0.200 + 0.200
-    print(String(format: "  parallel %d: wall %.3f s/turn · workers' times: sum %.3f s, max %.3f s, fan-out phase %.3f s → parallelism achieved %.2f× (of %d) · engine overhead %.1f ms per step (planner, workers, coordinator)",
+    flushed(String(format: "  parallel %d: wall %.3f s/turn · workers' times: sum %.3f s, max %.3f s, fan-out phase %.3f s → parallelism achieved %.2f× (of %d) · engine overhead %.1f ms per step (planner, workers, coordinator)",
                  parallel, wall / n, sum / n, most / n, fanOut / n, sum / max(fanOut, 1e-9), min(parallel, planWorkers),
                  (wall / n - ideal) / Double(planWorkers + 2) * 1000))
 }
@@ -211,7 +217,7 @@ guard let parts = URLComponents(string: baseURL), let port = parts.port, {
     address.sin_port = UInt16(port).bigEndian
     return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
 }() else {
-    print("\nrelay turn on the local model: skipped — no model server at \(baseURL) (run `make model`)")
+    flushed("\nrelay turn on the local model: skipped — no model server at \(baseURL) (run `make model`)")
     exit(0)
 }
 let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -226,8 +232,11 @@ let embeddedRoster = WorkspaceTemplate.embedded.files.first { $0.path == "AgentC
 try workspace.write("AgentConfiguration.json", bytes: embeddedRoster.bytes)
 let engine = RelayEngine(workspace: workspace, models: .single(local))
 let turns = Int(environment["RELAY_BENCH_TURNS"] ?? "") ?? 3
-print("\nrelay turn on the local model (\(local.description); the template's four agents; \(turns) turns)")
-for turn in 0..<turns {
+// RELAY_BENCH_RELAY_TURNS=0 skips the template's turn (its direct re-send has no schema, so on a
+// busy machine a reply can run to its token limit) and goes on to the plan relay.
+let relayTurns = Int(environment["RELAY_BENCH_RELAY_TURNS"] ?? "") ?? turns
+flushed("\nrelay turn on the local model (\(local.description); the template's four agents; \(relayTurns) turns)")
+for turn in 0..<relayTurns {
     let manifest = try engine.prepare(ask: "Name two things to pack for a day hike (\(turn + 1)).", conversation: "bench-local")
     let start = ContinuousClock.now
     try await engine.execute(manifest.id) { _ in }
@@ -247,7 +256,7 @@ for turn in 0..<turns {
         if index < responses.count, reply.text == responses[index].text ?? "" { sameReplies += 1 }
     }
     let direct = seconds(ContinuousClock.now - directStart)
-    print(String(format: "  turn %d: wall %.2f s = model %.2f s + engine %.3f s (%.2f%%) · %d model calls · the same %d requests sent directly: %.2f s (ratio %.2f; %d of %d replies identical)",
+    flushed(String(format: "  turn %d: wall %.2f s = model %.2f s + engine %.3f s (%.2f%%) · %d model calls · the same %d requests sent directly: %.2f s (ratio %.2f; %d of %d replies identical)",
                  turn + 1, wall, model, wall - model, (wall - model) / wall * 100, requests.count, requests.count, direct, wall / direct, sameReplies, requests.count))
 }
 
@@ -262,7 +271,7 @@ let localPlanRoster = """
       "systemPrompt": "You are Vera. Combine the workers' results into one short answer."}]
     """
 let planRequest = "Compare four teas: green, black, oolong and white."
-print("\nplan relay on the local model (\(local.description)): \(planWorkers) workers, \(turns) turns each")
+flushed("\nplan relay on the local model (\(local.description)): \(planWorkers) workers, \(turns) turns each")
 var workerRequests: [ModelRequest] = []
 var planWalls: [Int: Double] = [:]
 for parallel in [1, 2] {
@@ -293,11 +302,11 @@ for parallel in [1, 2] {
     }
     let n = Double(turns)
     planWalls[parallel] = wall / n
-    print(String(format: "  parallel %d: wall %.2f s/turn · workers' fan-out phase %.2f s (their replies' times sum to %.2f s) · %.0f tokens/turn, %.0f generated by workers",
+    flushed(String(format: "  parallel %d: wall %.2f s/turn · workers' fan-out phase %.2f s (their replies' times sum to %.2f s) · %.0f tokens/turn, %.0f generated by workers",
                  parallel, wall / n, fanOut / n, sum / n, Double(tokens) / n, Double(workerTokens) / n))
 }
 if let one = planWalls[1], let two = planWalls[2] {
-    print(String(format: "  the engine's speed-up from 2 parallel workers: %.2f× (turn wall, parallel 1 / parallel 2)", one / two))
+    flushed(String(format: "  the engine's speed-up from 2 parallel workers: %.2f× (turn wall, parallel 1 / parallel 2)", one / two))
 }
 // The peer: the same worker requests, straight to the client, one after the other and all at once.
 if !workerRequests.isEmpty {
@@ -313,6 +322,6 @@ if !workerRequests.isEmpty {
         }
         concurrent += seconds(ContinuousClock.now - together)
     }
-    print(String(format: "  peer — the same %d worker requests sent straight to the client: one after the other %.2f s, all at once %.2f s → the server's speed-up %.2f×",
+    flushed(String(format: "  peer — the same %d worker requests sent straight to the client: one after the other %.2f s, all at once %.2f s → the server's speed-up %.2f×",
                  workerRequests.count, sequential / Double(turns), concurrent / Double(turns), sequential / max(concurrent, 1e-9)))
 }
