@@ -57,8 +57,13 @@ struct LocalModelRelayTests {
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Compare green tea and black tea"])
         #expect(ask.status == 0, "\(ask.standardError)")
         let events = ask.text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(events.filter { $0["event"] as? String == "workerStarted" }.count == 2, "\(ask.text.suffix(2000))")
-        #expect(events.filter { $0["event"] as? String == "agentFinished" && $0["worker"] != nil }.count == 2)
+        // The schema asks for two subtasks; each gets a worker unless the engine dropped it as
+        // ungrounded or an echo of its instruction (SmolLM2 often writes one such), and says so.
+        let planned = (events.first { $0["event"] as? String == "planned" }?["subtasks"] as? [Any])?.count ?? 0
+        let dropped = events.filter { ($0["event"] as? String) == "note" && (($0["text"] ?? $0["message"]) as? String ?? "").contains("dropped:") }.count
+        #expect(planned >= 1 && planned + dropped == 2, "\(ask.text.suffix(2000))")
+        #expect(events.filter { $0["event"] as? String == "workerStarted" }.count == planned, "\(ask.text.suffix(2000))")
+        #expect(events.filter { $0["event"] as? String == "agentFinished" && $0["worker"] != nil }.count == planned)
         let final = events.last { $0["event"] as? String == "final" }?["text"] as? String ?? ""
         #expect(!final.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
     }

@@ -30,21 +30,34 @@ extension RunExecutor {
 
     private var ignoredNames: Set<String> { Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]) }
 
+    /// The lines an `answer` agent chooses among: the previous agent's, or — for an answering
+    /// agent that speaks first with `retrieve` (a routed relay's one agent) — the workspace lines
+    /// retrieved for it, best first.
+    func answerLines(_ agent: AgentDefinition, part: FocusedPrompt.Part) -> [SourcedLine]? {
+        guard case .relay(let previous) = part else { return nil }
+        if let previous { return previous.text.hasPrefix("Not found") ? nil : Self.sourcedLines(in: previous.text) }
+        guard manifest.document == nil, let count = agent.retrieve, count > 0 else { return nil }
+        let lines = (manifest.retrieved ?? []).prefix(count).map { SourcedLine(text: $0.text.trimmingCharacters(in: .whitespaces), source: "\($0.path):\($0.line)") }
+        return lines.isEmpty ? nil : Array(lines)
+    }
+
     /// Whether an `answer` agent has something to choose from in this step.
     func hasAnswerChoices(_ agent: AgentDefinition, part: FocusedPrompt.Part) -> Bool {
-        guard case .relay(let previous?) = part, !previous.text.hasPrefix("Not found") else { return false }
-        if let document = manifest.document { return !Sentences.split(document).isEmpty }
-        let lines = Self.sourcedLines(in: previous.text).map(\.text)
+        if let document = manifest.document {
+            guard case .relay(let previous?) = part, !previous.text.hasPrefix("Not found") else { return false }
+            return !Sentences.split(document).isEmpty
+        }
+        guard let lines = answerLines(agent, part: part)?.map(\.text) else { return false }
         if AnswerCandidates.asked(by: manifest.request) == .reason { return !lines.isEmpty }
         return !AnswerCandidates.candidates(for: manifest.request, in: lines, ignoring: ignoredNames).isEmpty
     }
 
     func chooseAnswer(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
-        guard case .relay(let previous?) = part else { return "" }
         if let document = manifest.document {
+            guard case .relay(let previous?) = part else { return "" }
             return try await chooseOverview(step, agent: agent, document: document, previous: previous, budget: budget, restored: restored, tally: &tally)
         }
-        let lines = Self.sourcedLines(in: previous.text)
+        guard let lines = answerLines(agent, part: part) else { return "" }
         if AnswerCandidates.asked(by: manifest.request) == .reason, let line = lines.first {
             // A reason is a sentence, not a value: the line the previous agent put first.
             return "“\(line.text)”" + (line.source.map { " (\($0))" } ?? "")

@@ -22,7 +22,13 @@ extension RunExecutor {
         let restored = recorded.steps[step] != nil
         let info = AgentInfo(agent)
         let budget = agent.tokenBudget ?? manifest.contextTokens
-        if !restored { emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest)) }
+        if !restored {
+            if let worker {
+                emit(.workerStarted(step: step, worker: worker.number, of: worker.count, agent: info, subtask: worker.subtask))
+            } else {
+                emit(.agentStarted(step: step, agent: info, revisionRequestedBy: requestedBy.map(AgentInfo.init), revisionRequest: revisionRequest))
+            }
+        }
         var tally = Tally()
         var cuts: [String] = []
         let text: String
@@ -30,7 +36,7 @@ extension RunExecutor {
         case .sentences:
             text = try await extractSentences(step, agent: agent, budget: budget, restored: restored, tally: &tally, cuts: &cuts)
         case .lines:
-            text = try await extractLines(step, agent: agent, budget: budget, restored: restored, tally: &tally)
+            text = try await extractLines(step, agent: agent, part: part, budget: budget, restored: restored, tally: &tally)
         case .answer:
             text = try await chooseAnswer(step, agent: agent, part: part, budget: budget, restored: restored, tally: &tally)
         case .verdict:
@@ -38,10 +44,12 @@ extension RunExecutor {
         }
         for cut in cuts where !restored { emit(.note("\(agent.label): \(cut)")) }
         if !restored, mode == .live, !text.isEmpty { emit(.textDelta(step: step, agentID: agent.id, text: text)) }
-        let message = AgentMessage(
+        var message = AgentMessage(
             step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: [],
             promptTokens: tally.promptTokens, completionTokens: tally.completionTokens, modelCalls: tally.calls, milliseconds: tally.milliseconds,
-            started: tally.started ?? manifest.created, cuts: cuts, restored: restored)
+            started: tally.started ?? manifest.created, cuts: givenCuts + cuts, restored: restored)
+        message.worker = worker?.number
+        message.subtask = worker?.subtask
         try finishStep(message, agent: agent)
         return message
     }
@@ -208,20 +216,27 @@ extension RunExecutor {
 
     // MARK: Lines of the workspace
 
-    private func extractLines(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
+    /// - parameter part: `.subtask` for a plan's worker: it chooses the lines for its subtask
+    ///   (a line holding an answer to the subtask or to the request is offered).
+    private func extractLines(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
         let retrieved = Array((manifest.retrieved ?? []).prefix(agent.retrieve ?? 0))
         guard !retrieved.isEmpty else { return "Not found: no line of the workspace matches the request." }
+        var subtask: String?
+        if case .subtask(_, _, let text) = part { subtask = text }
         // A question that asks for a name, a date or a number is offered the lines that hold one.
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] })
-        let holding = retrieved.filter { AnswerCandidates.holdsAnswer(to: manifest.request, line: $0.text, ignoring: ignoring) }
+        let holding = retrieved.filter { line in
+            ([manifest.request] + (subtask.map { [$0] } ?? [])).contains { AnswerCandidates.holdsAnswer(to: $0, line: line.text, ignoring: ignoring) }
+        }
         let lines = holding.isEmpty ? retrieved : holding
         var cuts: [String] = []
         let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
-        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: .relay(previous: nil), budget: budget, toolCount: 0, extras: extras)
+        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: subtask == nil ? .relay(previous: nil) : part,
+                                         budget: budget, toolCount: 0, extras: extras)
         cuts += prompt.cuts
         let shown = lines.count - cuts.filter { $0.hasPrefix("workspace lines") }.count
         let most = min(Self.mostLines, lines.count)
-        let user = prompt.user + "\n\nChoose the workspace lines that answer the request (at most \(most))."
+        let user = prompt.user + "\n\nChoose the workspace lines that answer \(subtask == nil ? "the request" : "your subtask") (at most \(most))."
         var options = ModelOptions(maxTokens: 16 + most * 6)
         let allowed = Array(1...max(1, min(lines.count, shown)))
         options.responseSchema = ResponseSchema(name: "lines", schema: Self.choiceSchema(key: "lines", numbers: allowed, most: most))

@@ -67,7 +67,9 @@ extension RunExecutor {
         // Workers read, and do their one subtask in their own words; nobody asks for revisions
         // of work done in parallel (a revision would be a worker spawning work).
         worker.tools = worker.allowedTools.filter { !$0.writes && $0 != .requestRevision }
-        worker.extract = nil
+        // A worker may choose workspace lines for its subtask under the grammar (`extract:
+        // lines`); the other extractions answer the whole request or a document, not a subtask.
+        if worker.extract != .lines { worker.extract = nil }
         coordinator.tools = coordinator.allowedTools.filter { $0 != .requestRevision }
         for (role, agent) in [("planner", planner), ("worker", worker), ("coordinator", coordinator)] { try checkRoom(agent, role: role) }
         callBudget = CallBudget(cap: plan.callCap, run: manifest.id)
@@ -152,6 +154,27 @@ extension RunExecutor {
         }
     }
 
+    /// The subtasks a plan keeps, and a note for each one dropped: one that states a number,
+    /// date or name none of the planner's inputs hold, or one that shares no word with the
+    /// request and at least half of its words with the planning instruction (an echo).
+    static func groundedSubtasks(_ subtasks: [String], sources: [String], request: String, instruction: String,
+                                 ignoring: Set<String>) -> (kept: [String], dropped: [String]) {
+        let requestTerms = Set(SearchTerms.terms(of: request)), instructionTerms = Set(SearchTerms.terms(of: instruction))
+        var kept: [String] = [], dropped: [String] = []
+        for (index, subtask) in subtasks.enumerated() {
+            let unsupported = Claims.unsupported(in: subtask, sources: sources, ignoring: ignoring).map(\.text)
+            let terms = Set(SearchTerms.terms(of: subtask))
+            if !unsupported.isEmpty {
+                dropped.append("subtask \(index + 1) dropped: \(unsupported.joined(separator: ", ")) is in none of the planner's inputs")
+            } else if !terms.isEmpty, terms.isDisjoint(with: requestTerms), terms.intersection(instructionTerms).count * 2 >= terms.count {
+                dropped.append("subtask \(index + 1) dropped: it repeats the planning instruction")
+            } else {
+                kept.append(subtask)
+            }
+        }
+        return (kept, dropped)
+    }
+
     private func runPlanner(_ agent: AgentDefinition, least: Int, most: Int) async throws -> (AgentMessage, [String]) {
         let step = 0
         let restored = recorded.steps[step] != nil
@@ -161,8 +184,8 @@ extension RunExecutor {
         let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: manifest.context, part: .relay(previous: nil),
                                          budget: budget, toolCount: 0, extras: extras(for: agent))
         for cut in prompt.cuts where !restored { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
-        let user = prompt.user + "\n\nSplit the request into \(least) to \(most) subtasks that can each be done on its own, one short sentence each. "
-            + #"Reply only with JSON: {"subtasks": ["…"]}."#
+        let instruction = "Split the request into \(least) to \(most) subtasks that can each be done on its own, one short sentence each. "
+        let user = prompt.user + "\n\n" + instruction + #"Reply only with JSON: {"subtasks": ["…"]}."#
         var options = ModelOptions(maxTokens: min(FocusedPrompt.replyTokens(for: agent, budget: budget), 32 + 80 * most))
         options.responseSchema = ResponseSchema(name: "plan", schema: Self.planSchema(least: least, most: most))
         let answer = try await modelCall("\(step)/0", step: step, agent: agent,
@@ -176,6 +199,15 @@ extension RunExecutor {
                              + "(relay.json \"maxWorkers\"); nothing was started. The model server did not enforce the plan's schema: use llama-server, or raise maxWorkers")
         }
         var cuts = prompt.cuts
+        // Promise 8 holds for a plan too: a subtask is shown in the chat and steers a worker, so
+        // one with a number, date or name the planner was not given is dropped, as is one that
+        // only repeats the engine's instruction (SmolLM2: "The greenhouse has a limited capacity
+        // of 100 meters.", "This task can be done on one short sentence per sub-task.").
+        let (kept, dropped) = Self.groundedSubtasks(subtasks, sources: prompt.sources, request: request(for: agent), instruction: instruction,
+                                                    ignoring: Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]))
+        subtasks = kept
+        cuts += dropped
+        for note in dropped where !restored { emit(.note("\(agent.label): \(note)")) }
         if subtasks.isEmpty {
             // Nothing usable: one worker does the whole request, and the transcript says so.
             subtasks = [manifest.requestLead]

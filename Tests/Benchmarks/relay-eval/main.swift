@@ -3,14 +3,16 @@
 // Journal/user/, lines added to context.md, files moved into Research/ under `relay watch`,
 // `relay ask --json`, follow-up questions written into one Chats/NAME.md — and scores what comes
 // out: fact recall of each summary, its length, the precision of its numbers and names, the
-// facts that reached context.md, questions answered exactly, seconds and tokens per task. Twice:
-// the workspace as `relay init` makes it ("relay") and one plain agent ("solo"), then the ratios.
+// facts that reached context.md, questions answered exactly, seconds and tokens per task. For
+// each configuration: the workspace as `relay init` makes it ("relay"), the same workspace whose
+// chat relay is a routed relay ("route") or a plan relay ("plan"), and one plain agent ("solo");
+// then the ratios.
 //
 // It knows the engine only through its files and its command line (run.json, journal.jsonl,
 // the chat markers, `relay ask --json`), never through its code, so it measures whatever the
 // current engine does.
 //
-//   relay-eval [--model NAME] [--url URL] [--configs relay,solo] [--tasks id,id] [--keep]
+//   relay-eval [--model NAME] [--url URL] [--configs relay,route,plan,solo] [--tasks id,id] [--keep]
 //              [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
 //   relay-eval --self-test        checks the scorer itself (no model, no relay)
 
@@ -805,6 +807,28 @@ enum ChatFile {
               let end = text.range(of: "<!-- relay:end \(id)", range: begin.upperBound..<text.endIndex) else { return "" }
         return String(text[begin.upperBound..<end.lowerBound])
     }
+
+    /// `Chats/NAME.json`, the transcript beside `Chats/NAME.md`.
+    static func transcript(of chatFile: String) -> String { String(chatFile.dropLast(3)) + ".json" }
+
+    /// The messages of run `id` in a transcript.
+    static func messages(transcript path: String, run id: String) -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: path),
+              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let messages = root["messages"] as? [[String: Any]] else { return [] }
+        return messages.filter { $0["turn"] as? String == id }
+    }
+
+    /// Why a routed turn's agent was selected (its message's `selectedBy`).
+    static func selection(transcript path: String, run id: String) -> String? {
+        messages(transcript: path, run: id).lazy.compactMap { $0["selectedBy"] as? String }.first
+    }
+
+    /// A plan turn's subtasks (its workers' messages, in plan order).
+    static func subtasks(transcript path: String, run id: String) -> [String]? {
+        let subtasks = messages(transcript: path, run: id).compactMap { $0["subtask"] as? String }
+        return subtasks.isEmpty ? nil : subtasks
+    }
 }
 
 // MARK: - Results
@@ -838,6 +862,10 @@ struct QuestionResult: Codable, Sendable {
     var anywhereInTurn: Bool
     var run: String?
     var error: String?
+    /// A routed turn: who was selected and why (the `selected` event, or the transcript's `selectedBy`).
+    var selection: String? = nil
+    /// A plan turn: the planner's subtasks (the `planned` event).
+    var subtasks: [String]? = nil
 }
 
 struct Totals: Codable, Sendable {
@@ -883,7 +911,10 @@ struct EvalResults: Codable, Sendable {
     var commit: String?
     var tasks: [String]
     var configs: [ConfigResult]
+    /// relay/solo.
     var ratios: [String: Double?]
+    /// The agentic modes against the template's relay: "route/relay", "plan/relay" → the same keys as `ratios`.
+    var modeRatios: [String: [String: Double?]]? = nil
 }
 
 func median(_ values: [Double]) -> Double {
@@ -929,7 +960,7 @@ func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], second
 struct Options {
     var model = "smollm2"
     var url: String?
-    var configs = ["relay", "solo"]
+    var configs = ["relay", "route", "plan", "solo"]
     var tasks: Set<String>?
     var keep = false
     var timeout = 300.0
@@ -942,14 +973,18 @@ struct Options {
     var reports: [String] = []
     var rescore = false
 
+    static let knownConfigs = ["relay", "route", "plan", "solo"]
+
     static let usage = """
-        usage: relay-eval [--model NAME] [--url URL] [--configs relay,solo] [--tasks id,id] [--keep]
+        usage: relay-eval [--model NAME] [--url URL] [--configs relay,route,plan,solo] [--tasks id,id] [--keep]
                           [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
                relay-eval --self-test
                relay-eval --report FILE [FILE…] [--rescore] [--json PATH]
           --model NAME      a label for the model (results go to .build/eval/NAME/); default smollm2
           --url URL         the model server (sets RELAY_MODEL_URL for every relay process)
-          --configs LIST    which configurations to run: relay (the template), solo (one plain agent)
+          --configs LIST    which configurations to run: relay (the template), route (its chat relay routed to
+                            one agent), plan (its chat relay planned: planner, parallel workers, coordinator),
+                            solo (one plain agent); default all four
           --tasks LIST      only these tasks: document ids, question ids, chat ids (tasks.json)
           --keep            keep the workspaces (default: removed; results.json holds every output)
           --timeout S       per task (a drop, a question, a chat turn); default 300
@@ -992,8 +1027,8 @@ struct Options {
             }
             index += 1
         }
-        for config in options.configs where !["relay", "solo"].contains(config) {
-            throw EvalError("unknown configuration '\(config)' (relay, solo)")
+        for config in options.configs where !Options.knownConfigs.contains(config) {
+            throw EvalError("unknown configuration '\(config)' (\(Options.knownConfigs.joined(separator: ", ")))")
         }
         guard options.model.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }), !options.model.isEmpty else {
             throw EvalError("--model: letters, digits, '-', '_' and '.' only")
@@ -1030,6 +1065,56 @@ enum Solo {
                 ["pattern": "Chats/*.md", "exclude": ["Chats/README.md"], "relay": "chat"],
             ],
         ]
+    }
+}
+
+/// The agentic modes (issue 19) on the same workspace as "relay": the template's research relay
+/// and triggers unchanged, its chat relay (questions through `relay ask`, chat files under
+/// `relay watch`) replaced by a routed or a plan relay over a roster written here. The template
+/// does not ship these: its three agents are one pipeline (lines → answer → check), not
+/// alternatives to route between nor roles of a plan, and on SmolLM2 neither mode answers more
+/// than the template's relay (docs/eval.md), so they are measured, not the default.
+enum Orchestrated {
+    static let researcherPrompt = "Relay searched the workspace for the request and shows you the best matching lines, numbered, each with its file and line."
+
+    /// Two alternatives: Remy answers from the workspace on its own (the value of a retrieved
+    /// line, chosen under a grammar), Wren writes new text; rules for writing requests, then the
+    /// classifier under an enum of the two names, then Remy.
+    static let routeRosterFile = "RouteAgents.json"
+    static var routeRoster: [[String: Any]] { [
+        ["id": "researcher", "name": "Remy", "emoji": "🔎", "color": "#2E9E6B", "order": 0, "tools": [String](),
+         "systemPrompt": "You are Remy. You answer questions about what the workspace holds: the person's notes, the documents dropped in Research/, context.md. "
+             + researcherPrompt + " Give the name, number or date the question asks for.",
+         "retrieve": 6, "extract": "answer"],
+        ["id": "writer", "name": "Wren", "emoji": "✍️", "color": "#E67E22", "order": 1, "tools": [String](),
+         "systemPrompt": "You are Wren. You write new text a person asks for: a poem, a letter, an e-mail, a draft, a rewrite. Write it briefly.",
+         "route": ["keywords": ["write", "draft", "poem", "rewrite", "compose"]]],
+    ] }
+
+    /// Paige splits the question into look-ups, a Remy per look-up chooses workspace lines for it
+    /// (two at a time: `make model`'s two slots), Wren answers from all their lines in plan order.
+    static let planRosterFile = "PlanAgents.json"
+    static var planRoster: [[String: Any]] { [
+        ["id": "planner", "name": "Paige", "emoji": "📋", "color": "#4A90D9", "order": 0, "tools": [String](),
+         "systemPrompt": "You are Paige, the Planner. You split the person's question into small questions that can each be looked up in the workspace on its own: one for each person, thing, number or date the question needs."],
+        ["id": "researcher", "name": "Remy", "emoji": "🔎", "color": "#2E9E6B", "order": 1, "tools": [String](),
+         "systemPrompt": "You are Remy, the Researcher. You look up one small question of a plan. " + researcherPrompt
+             + " Choose the lines that answer your subtask: the ones that name the person, thing, number or date it asks about.",
+         "retrieve": 6, "extract": "lines"],
+        ["id": "writer", "name": "Wren", "emoji": "✍️", "color": "#E67E22", "order": 2, "tools": [String](),
+         "systemPrompt": "You are Wren, the Writer. You receive the user's request and the researchers' notes: lines from the workspace's files, one group per subtask. Give the answer the notes hold: the name, number or date the request asks for.",
+         "extract": "answer"],
+    ] }
+
+    /// The chat relay of `config` ("route" or "plan").
+    static func chatRelay(_ config: String) -> (roster: [[String: Any]], file: String, relay: [String: Any]) {
+        if config == "route" {
+            return (routeRoster, routeRosterFile, ["roster": routeRosterFile, "input": "chat", "mode": "route", "classifier": true,
+                                                   "description": "Answers messages: one agent per turn (rules, then a classifier)"])
+        }
+        return (planRoster, planRosterFile, ["roster": planRosterFile, "input": "chat", "mode": "plan", "planner": "planner", "worker": "researcher",
+                                             "coordinator": "writer", "minWorkers": 2, "maxWorkers": 3, "parallel": 2,
+                                             "description": "Answers messages: a plan of look-ups, done in parallel, combined"])
     }
 }
 
@@ -1129,7 +1214,7 @@ final class Harness {
     /// The vocabulary of a workspace's agents: never counted as names.
     func rosterWords(_ workspace: String) -> Set<String> {
         var texts: [String] = []
-        for file in ["AgentConfiguration.json", Solo.rosterFile, "relay.json"] {
+        for file in ["AgentConfiguration.json", Solo.rosterFile, Orchestrated.routeRosterFile, Orchestrated.planRosterFile, "relay.json"] {
             guard let data = FileManager.default.contents(atPath: workspace + "/" + file) else { continue }
             texts.append(String(decoding: data, as: UTF8.self))
         }
@@ -1154,10 +1239,17 @@ final class Harness {
         let relays = configuration["relays"] as? [String: Any]
         let researchRequest = ((relays?["research"] as? [String: Any])?["request"] as? String) ?? Solo.defaultResearchRequest
         switch config {
-        case "relay":
+        case "relay", "route", "plan":
             var model = configuration["model"] as? [String: Any] ?? [:]
             model["temperature"] = 0
             configuration["model"] = model
+            if config != "relay" {
+                let (roster, file, chat) = Orchestrated.chatRelay(config)
+                try jsonData(roster).write(to: URL(fileURLWithPath: workspace + "/" + file))
+                var relays = configuration["relays"] as? [String: Any] ?? [:]
+                relays["chat"] = chat
+                configuration["relays"] = relays
+            }
             try jsonData(configuration).write(to: URL(fileURLWithPath: relayJSONPath))
         default:
             try jsonData(Solo.roster).write(to: URL(fileURLWithPath: workspace + "/" + Solo.rosterFile))
@@ -1298,7 +1390,7 @@ final class Harness {
         let finished = child.wait(seconds: options.timeout)
         if !finished { child.stop(grace: 10) }
         let seconds = now() - started
-        var answer = "", runID: String?, error: String?
+        var answer = "", runID: String?, error: String?, selection: String?, subtasks: [String]?
         var turn: [String] = []
         for line in ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n") {
             guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
@@ -1307,6 +1399,8 @@ final class Harness {
             case "agentFinished": turn.append(event["text"] as? String ?? "")
             case "final": answer = event["text"] as? String ?? ""
             case "error": error = event["message"] as? String
+            case "selected": selection = event["reason"] as? String
+            case "planned": subtasks = event["subtasks"] as? [String]
             default: break
             }
         }
@@ -1317,7 +1411,8 @@ final class Harness {
         return QuestionResult(id: question.id, from: question.from, question: question.question, via: "relay ask",
                               state: !finished ? "timeout" : (state.end ?? (error == nil ? "?" : "failed")), seconds: seconds, tokens: state.tokens,
                               answer: answer, score: Scorer.answer(answer, accept: question.accept, sources: sources + [question.question], roster: roster),
-                              anywhereInTurn: Text.found(question.accept, anywhereIn: turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) })
+                              anywhereInTurn: Text.found(question.accept, anywhereIn: turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) },
+                              selection: selection, subtasks: subtasks)
     }
 
     /// A follow-up conversation written into one Chats/NAME.md under `relay watch`: each turn is
@@ -1348,7 +1443,9 @@ final class Harness {
                 state: timedOut ? (info == nil ? "no run" : "timeout") : (state.end ?? "?"), seconds: seconds, tokens: state.tokens, answer: answer,
                 score: Scorer.answer(answer, accept: turn.accept, sources: sources + asked, roster: roster),
                 anywhereInTurn: Text.found(turn.accept, anywhereIn: whole), run: info?.id,
-                error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message)))
+                error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message),
+                selection: info.flatMap { ChatFile.selection(transcript: workspace + "/" + ChatFile.transcript(of: chatFile), run: $0.id) },
+                subtasks: info.flatMap { ChatFile.subtasks(transcript: workspace + "/" + ChatFile.transcript(of: chatFile), run: $0.id) }))
             if timedOut, let id = info?.id { _ = runs.waitForRun(known: known, timeout: options.timeout, path: chatFile, logOffset: logOffset) { $0.id == id } }
         }
         return results
@@ -1433,6 +1530,27 @@ func report(_ result: ConfigResult) -> String {
     }
     lines.append(table(rows))
     let t = result.totals
+    let selections = result.questions.compactMap(\.selection)
+    if !selections.isEmpty {
+        var kinds: [String: Int] = [:]
+        for reason in selections { kinds[String(reason.prefix { $0 != ":" }), default: 0] += 1 }
+        let chosen = Dictionary(grouping: selections) { reason -> String in
+            let words = reason.split(separator: " ")
+            return words.count > 2 && reason.hasPrefix("classifier") ? String(words[2]) : ""
+        }.filter { !$0.key.isEmpty }.map { "\($0.key) \($0.value.count)" }.sorted()
+        lines.append("")
+        lines.append("selected by: " + kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                     + (chosen.isEmpty ? "" : " (the classifier chose: \(chosen.joined(separator: ", ")))"))
+    }
+    let plans = result.questions.compactMap(\.subtasks)
+    if !plans.isEmpty {
+        lines.append("")
+        lines.append(String(format: "plans: %d, %.1f subtasks each on average; a subtask that copies the question: %d of %d",
+                            plans.count, Double(plans.map(\.count).reduce(0, +)) / Double(plans.count),
+                            zip(result.questions.filter { $0.subtasks != nil }, plans).map { question, subtasks in
+                                subtasks.filter { Text.normalize($0) == Text.normalize(question.question) }.count
+                            }.reduce(0, +), plans.map(\.count).reduce(0, +)))
+    }
     lines.append("")
     lines.append(String(format: "recall %.2f (raw %.2f; %d of %d summaries over half their source) · summary precision %@ · answer precision %@",
                         t.recall, t.rawRecall, t.overLong, t.documents, percent(t.summaryPrecision), percent(t.answerPrecision)))
@@ -1444,46 +1562,75 @@ func report(_ result: ConfigResult) -> String {
     return lines.joined(separator: "\n")
 }
 
-func ratios(_ configs: [ConfigResult]) -> [String: Double?] {
-    guard let relay = configs.first(where: { $0.config == "relay" })?.totals, let solo = configs.first(where: { $0.config == "solo" })?.totals else { return [:] }
-    func ratio(_ a: Double?, _ b: Double?) -> Double? {
-        guard let a, let b, b != 0 else { return nil }
-        return a / b
+/// `a`/`b` for each headline figure.
+func ratios(_ a: Totals, _ b: Totals) -> [String: Double?] {
+    func ratio(_ x: Double?, _ y: Double?) -> Double? {
+        guard let x, let y, y != 0 else { return nil }
+        return x / y
     }
     return [
-        "recall": ratio(relay.recall, solo.recall),
-        "rawRecall": ratio(relay.rawRecall, solo.rawRecall),
-        "summaryPrecision": ratio(relay.summaryPrecision, solo.summaryPrecision),
-        "answerPrecision": ratio(relay.answerPrecision, solo.answerPrecision),
-        "factsInContext": ratio(Double(relay.factsInContext), Double(solo.factsInContext)),
-        "answered": ratio(Double(relay.answered), Double(solo.answered)),
-        "medianSecondsPerDocument": ratio(relay.medianSecondsPerDocument, solo.medianSecondsPerDocument),
-        "medianSecondsPerQuestion": ratio(relay.medianSecondsPerQuestion, solo.medianSecondsPerQuestion),
-        "tokensPerDocument": ratio(relay.meanTokensPerDocument, solo.meanTokensPerDocument),
-        "tokensPerQuestion": ratio(relay.meanTokensPerQuestion, solo.meanTokensPerQuestion),
+        "recall": ratio(a.recall, b.recall),
+        "rawRecall": ratio(a.rawRecall, b.rawRecall),
+        "summaryPrecision": ratio(a.summaryPrecision, b.summaryPrecision),
+        "answerPrecision": ratio(a.answerPrecision, b.answerPrecision),
+        "factsInContext": ratio(Double(a.factsInContext), Double(b.factsInContext)),
+        "answered": ratio(Double(a.answered), Double(b.answered)),
+        "medianSecondsPerDocument": ratio(a.medianSecondsPerDocument, b.medianSecondsPerDocument),
+        "medianSecondsPerQuestion": ratio(a.medianSecondsPerQuestion, b.medianSecondsPerQuestion),
+        "tokensPerDocument": ratio(a.meanTokensPerDocument, b.meanTokensPerDocument),
+        "tokensPerQuestion": ratio(a.meanTokensPerQuestion, b.meanTokensPerQuestion),
     ]
 }
 
-func ratioReport(_ ratios: [String: Double?], _ configs: [ConfigResult]) -> String {
-    guard let relay = configs.first(where: { $0.config == "relay" })?.totals, let solo = configs.first(where: { $0.config == "solo" })?.totals else { return "" }
-    func r(_ key: String) -> String { (ratios[key] ?? nil).map { String(format: "%.2f×", $0) } ?? "n/a" }
+/// relay/solo (the headline of `make eval` since issue 17).
+func ratios(_ configs: [ConfigResult]) -> [String: Double?] {
+    guard let relay = configs.first(where: { $0.config == "relay" })?.totals, let solo = configs.first(where: { $0.config == "solo" })?.totals else { return [:] }
+    return ratios(relay, solo)
+}
+
+/// The agentic modes against the template's relay: "route/relay", "plan/relay".
+func modeRatios(_ configs: [ConfigResult]) -> [String: [String: Double?]] {
+    guard let relay = configs.first(where: { $0.config == "relay" })?.totals else { return [:] }
+    var result: [String: [String: Double?]] = [:]
+    for config in configs where config.config == "route" || config.config == "plan" {
+        result["\(config.config)/relay"] = ratios(config.totals, relay)
+    }
+    return result
+}
+
+/// One table: every configuration's figures side by side, then the ratios — each agentic mode
+/// against the template's relay, and the relay against solo.
+func ratioReport(_ configs: [ConfigResult]) -> String {
+    guard configs.count > 1 else { return "" }
+    let order = Options.knownConfigs.filter { name in configs.contains { $0.config == name } }
+    let totals = order.compactMap { name in configs.first { $0.config == name }?.totals }
+    var pairs: [(String, [String: Double?])] = []
+    if let relay = configs.first(where: { $0.config == "relay" })?.totals {
+        for name in ["route", "plan"] {
+            if let mode = configs.first(where: { $0.config == name })?.totals { pairs.append(("\(name)/relay", ratios(mode, relay))) }
+        }
+        if let solo = configs.first(where: { $0.config == "solo" })?.totals { pairs.append(("relay/solo", ratios(relay, solo))) }
+    }
     func p(_ v: Double?) -> String { percent(v).trimmingCharacters(in: .whitespaces) }
-    let rows: [[String]] = [
-        ["", "relay", "solo", "relay/solo"],
-        ["recall (over-long = 0)", String(format: "%.2f", relay.recall), String(format: "%.2f", solo.recall), r("recall")],
-        ["recall (raw)", String(format: "%.2f", relay.rawRecall), String(format: "%.2f", solo.rawRecall), r("rawRecall")],
-        ["summaries over half their source", "\(relay.overLong)/\(relay.documents)", "\(solo.overLong)/\(solo.documents)", ""],
-        ["mean length (summary/source)", String(format: "%.2f", relay.meanLengthRatio), String(format: "%.2f", solo.meanLengthRatio), ""],
-        ["summary precision", p(relay.summaryPrecision), p(solo.summaryPrecision), r("summaryPrecision")],
-        ["answer precision", p(relay.answerPrecision), p(solo.answerPrecision), r("answerPrecision")],
-        ["facts in context.md", "\(relay.factsInContext)/\(relay.facts)", "\(solo.factsInContext)/\(solo.facts)", r("factsInContext")],
-        ["questions answered", "\(relay.answered)/\(relay.questions)", "\(solo.answered)/\(solo.questions)", r("answered")],
-        ["median seconds per document", String(format: "%.1f", relay.medianSecondsPerDocument), String(format: "%.1f", solo.medianSecondsPerDocument), r("medianSecondsPerDocument")],
-        ["median seconds per question", String(format: "%.1f", relay.medianSecondsPerQuestion), String(format: "%.1f", solo.medianSecondsPerQuestion), r("medianSecondsPerQuestion")],
-        ["tokens per document", String(format: "%.0f", relay.meanTokensPerDocument), String(format: "%.0f", solo.meanTokensPerDocument), r("tokensPerDocument")],
-        ["tokens per question", String(format: "%.0f", relay.meanTokensPerQuestion), String(format: "%.0f", solo.meanTokensPerQuestion), r("tokensPerQuestion")],
+    func row(_ label: String, _ key: String?, _ value: (Totals) -> String) -> [String] {
+        [label] + totals.map(value) + pairs.map { pair in key.flatMap { (pair.1[$0] ?? nil).map { String(format: "%.2f×", $0) } } ?? (key == nil ? "" : "n/a") }
+    }
+    let rows = [
+        [""] + order + pairs.map(\.0),
+        row("recall (over-long = 0)", "recall") { String(format: "%.2f", $0.recall) },
+        row("recall (raw)", "rawRecall") { String(format: "%.2f", $0.rawRecall) },
+        row("summaries over half their source", nil) { "\($0.overLong)/\($0.documents)" },
+        row("mean length (summary/source)", nil) { String(format: "%.2f", $0.meanLengthRatio) },
+        row("summary precision", "summaryPrecision") { p($0.summaryPrecision) },
+        row("answer precision", "answerPrecision") { p($0.answerPrecision) },
+        row("facts in context.md", "factsInContext") { "\($0.factsInContext)/\($0.facts)" },
+        row("questions answered", "answered") { "\($0.answered)/\($0.questions)" },
+        row("median seconds per document", "medianSecondsPerDocument") { String(format: "%.1f", $0.medianSecondsPerDocument) },
+        row("median seconds per question", "medianSecondsPerQuestion") { String(format: "%.1f", $0.medianSecondsPerQuestion) },
+        row("tokens per document", "tokensPerDocument") { String(format: "%.0f", $0.meanTokensPerDocument) },
+        row("tokens per question", "tokensPerQuestion") { String(format: "%.0f", $0.meanTokensPerQuestion) },
     ]
-    return "\n═══ relay against solo ═══\n\n" + table(rows)
+    return "\n═══ \(order.joined(separator: " · ")) ═══\n\n" + table(rows)
 }
 
 // MARK: - Self-test of the scorer
@@ -1634,6 +1781,24 @@ func selfTest(_ options: Options) -> Bool {
         }
     }
 
+    // The agentic modes: accepted as configurations, compared with the relay in the ratio table.
+    check((try? Options.parse(["--configs", "relay,route,plan,solo"]))?.configs == ["relay", "route", "plan", "solo"], "route and plan are configurations")
+    check((try? Options.parse(["--configs", "relay,swarm"])) == nil, "an unknown configuration is refused")
+    check(Orchestrated.chatRelay("route").relay["mode"] as? String == "route" && Orchestrated.chatRelay("plan").relay["mode"] as? String == "plan",
+          "the route and plan configurations' chat relays have their modes")
+    func made(_ config: String, answered: Int, seconds: Double) -> ConfigResult {
+        let totals = Totals(documents: 1, recall: 1, rawRecall: 1, overLong: 0, meanLengthRatio: 0.3, summaryPrecision: 1, answerPrecision: 1,
+                            factsInContext: 1, facts: 1, questions: 4, answered: answered, tooLong: 0, wrong: 4 - answered,
+                            medianSecondsPerDocument: 10, meanSecondsPerDocument: 10, medianSecondsPerQuestion: seconds, meanTokensPerDocument: 100,
+                            meanTokensPerQuestion: 100, totalSeconds: 60, totalTokens: 500)
+        return ConfigResult(config: config, workspace: "", documents: [], questions: [], totals: totals)
+    }
+    let compared = [made("relay", answered: 4, seconds: 10), made("plan", answered: 2, seconds: 30), made("solo", answered: 1, seconds: 5)]
+    let ratioText = ratioReport(compared)
+    check(ratioText.contains("plan/relay") && ratioText.contains("relay/solo") && !ratioText.contains("route/relay"), "the ratio table has a column per measured pair")
+    check((modeRatios(compared)["plan/relay"]?["answered"] ?? nil) == 0.5 && (modeRatios(compared)["plan/relay"]?["medianSecondsPerQuestion"] ?? nil) == 3,
+          "plan/relay: half the answers at three times the seconds")
+
     print("self-test: \(checks - failures) passed, \(failures) failed")
     return failures == 0
 }
@@ -1686,12 +1851,12 @@ func main() -> Int32 {
                 configs = try configs.map { try rescore($0, tasks: tasks, harness: harness) }
             }
             for config in configs { print(report(config)) }
-            print(ratioReport(ratios(configs), configs))
+            print(ratioReport(configs))
             if let path = options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 let merged = EvalResults(model: options.model, url: nil, date: ISO8601DateFormatter().string(from: Date()), commit: nil,
-                                         tasks: ["from " + options.reports.joined(separator: ", ")], configs: configs, ratios: ratios(configs))
+                                         tasks: ["from " + options.reports.joined(separator: ", ")], configs: configs, ratios: ratios(configs), modeRatios: modeRatios(configs))
                 try encoder.encode(merged).write(to: URL(fileURLWithPath: path))
             }
             return 0
@@ -1728,12 +1893,12 @@ func main() -> Int32 {
         for config in options.configs { configs.append(try harness.runConfig(config)) }
         for config in configs { print(report(config)) }
         let ratioTable = ratios(configs)
-        print(ratioReport(ratioTable, configs))
+        print(ratioReport(configs))
         let formatter = ISO8601DateFormatter()
         let (_, commit) = (try? run(["/usr/bin/git", "rev-parse", "--short", "HEAD"], environment: environment, scratch: outRoot, timeout: 10)) ?? (1, "")
         let results = EvalResults(model: options.model, url: options.url, date: formatter.string(from: Date()),
                                   commit: commit.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty,
-                                  tasks: options.tasks.map { $0.sorted() } ?? ["all"], configs: configs, ratios: ratioTable)
+                                  tasks: options.tasks.map { $0.sorted() } ?? ["all"], configs: configs, ratios: ratioTable, modeRatios: modeRatios(configs))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let json = try encoder.encode(results)

@@ -71,8 +71,10 @@ class Handler(BaseHTTPRequestHandler):
             text += " They live in the Andes."
         schema = json.dumps(request.get("response_format") or {})
         if '"subtasks"' in schema:
-            # A plan relay's planner: three subtasks; the second is slow the first time it is asked.
-            content = json.dumps({"subtasks": ["first part", "second part (slow)", "third part"]})
+            # A plan relay's planner: three subtasks; the second is slow the first time it is asked,
+            # unless the request says "(no slow part)" (a test about something else than a crash).
+            second = "second part" if "(no slow part)" in user else "second part (slow)"
+            content = json.dumps({"subtasks": ["first part", second, "third part"]})
         else:
             content = json.dumps({"answer": text}) if request.get("response_format") else text
         delay = DELAY
