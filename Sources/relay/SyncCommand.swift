@@ -107,6 +107,7 @@ struct SyncCommand: ParsableCommand {
         defer {
             (remote as? RemoteEndpoint)?.close()
             timings.mark("closed")
+            timings.markPeakMemory()
         }
         summary.startedReplica = (remote as? LocalEndpoint)?.startedReplica == true || (remote as? RemoteEndpoint)?.startedReplica == true
         if json { return try printJSON(summary) }

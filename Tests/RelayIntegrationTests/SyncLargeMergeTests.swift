@@ -4,8 +4,7 @@ import WorkspaceSync
 
 /// A large text file edited on both replicas (issue 20): the merge's memory does not grow with
 /// the file times the edits. The real binary syncs two folders; its peak resident set is read
-/// from the kernel (`wait4`'s `ru_maxrss` for that one child), not timed. How long it takes is
-/// in `make bench`, not here.
+/// from the kernel (its own `VmHWM`), not timed. How long it takes is in `make bench`, not here.
 @Suite("relay sync: a 50,000-line file edited on both replicas", .serialized)
 struct SyncLargeMergeTests {
     /// The most the sync process may hold at its peak. A debug build of relay with its
@@ -13,33 +12,14 @@ struct SyncLargeMergeTests {
     /// copied its V array per edit distance took 1.6 GB for a 5,000-line file.
     static let peakLimitKilobytes = 100 * 1024
 
-    /// relay to completion with stdout in a file, and the child's own peak resident set (KB).
+    /// relay to completion, and its own peak resident set (KiB): the kernel's `VmHWM`, which
+    /// `relay sync` writes with its timings. (`wait4`'s `ru_maxrss` is no good here: a child
+    /// spawned by a large test process starts with that process's peak.)
     static func measuredRelay(_ arguments: [String]) throws -> (status: Int32, output: Data, peakKilobytes: Int) {
-        let outputPath = FileManager.default.temporaryDirectory.path + "/relay-large-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([Binaries.relay] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = "1"
-        environment.removeValue(forKey: "RELAY_WORKSPACE")
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, Binaries.relay, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        let output = FileManager.default.contents(atPath: outputPath) ?? Data()
-        return (exitStatus, output, usage.ru_maxrss)
+        let result = try run(Binaries.relay, arguments, environment: ["RELAY_SYNC_TIMINGS": "1"])
+        let line = result.standardError.split(separator: "\n").first { $0.contains(" peak-resident-kb ") }
+        let peak = try #require(line.flatMap { Int($0.split(separator: " ").last ?? "") }, "no peak in: \(result.standardError.suffix(500))")
+        return (result.status, result.standardOutput, peak)
     }
 
     /// Two replicas sharing `base` at `Research/table.csv` after a first sync.

@@ -27,6 +27,21 @@ public struct SyncTimings: @unchecked Sendable {
         FileHandle.standardError.write(Data(line.utf8))
         last = now
     }
+
+    /// Writes the process's peak resident set so far — `relay-sync-timings <owner> peak-resident-kb
+    /// N` — from the kernel's `VmHWM`: this process's own memory since it started, whoever started
+    /// it (`getrusage` would also count the memory of the process that spawned it, before exec).
+    public func markPeakMemory() {
+        guard Self.enabled, let kilobytes = Self.peakResidentKilobytes() else { return }
+        FileHandle.standardError.write(Data("relay-sync-timings \(owner) peak-resident-kb \(kilobytes)\n".utf8))
+    }
+
+    /// `VmHWM` of /proc/self/status, in KiB.
+    public static func peakResidentKilobytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+    }
 }
 
 extension SyncTimings {
