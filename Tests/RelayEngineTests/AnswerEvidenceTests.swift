@@ -20,8 +20,25 @@ import WorkspaceCore
             Self.line("Research/k/summary.md", 4, "\"Robots must be quiet,\" said Damaris Oyelaran, chief executive of Kestrelmoor Robotics."),
         ]
         let judge = AnswerEvidence(question: "Who is the chief executive of Kestrelmoor Robotics?")
-        #expect(judge.rerank(found, keep: 3).map(\.line) == [4, 32, 1])
+        // Then the title about Kestrelmoor, before another company's chief executive (a line
+        // without the name the question is about counts half).
+        #expect(judge.rerank(found, keep: 3).map(\.line) == [4, 1, 32])
         #expect(judge.rerank(found, keep: 1).count == 1)
+    }
+
+    /// Measured on SmolLM2: "Emeric Sallow" (context.md) answered who the Fennick greenhouse is
+    /// built with, because "builds" was the rarest word the question shared with any line.
+    @Test func aLineWithoutTheNameTheQuestionIsAboutDoesNotOutrankOneWithIt() {
+        let found = [
+            Self.line("context.md", 31, "- Noor's partner is Emeric Sallow, a luthier who builds cellos."),
+            Self.line("Journal/user/2026-11-02.md", 4, "- Started the Fennick greenhouse project with Bram Otieno today. We paced out the plot behind the shed."),
+            Self.line("Journal/user/2026-11-12.md", 6, "- Bram sent photos of the old greenhouse frames at the reclamation yard; too rotten to reuse."),
+            Self.line("context.md", 26, "- Finish the Fennick greenhouse by 15 December 2026."),
+        ]
+        let question = "Who am I building the Fennick greenhouse with?"
+        #expect(AnswerEvidence(question: question).rerank(found, keep: 4).first?.line == 4)
+        let candidates = AnswerCandidates.candidates(for: question, in: AnswerEvidence(question: question).rerank(found, keep: 4).map(\.text), ignoring: [], fittingOnly: true)
+        #expect(candidates.first?.text == "Bram Otieno", "\(candidates)")
     }
 
     @Test func aHowManyQuestionPrefersTheNumberFollowedByWhatItCounts() {

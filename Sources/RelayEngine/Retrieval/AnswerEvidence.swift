@@ -34,6 +34,9 @@ struct AnswerEvidence {
     let personAsked: Bool
     /// "What protocol …?", "Which cafe …?": the noun after the question word, its stem.
     let askedNoun: String?
+    /// The terms of the names the question holds ("Fennick" in "Who am I building the Fennick
+    /// greenhouse with?"): what it is about.
+    let nameTerms: Set<String>
 
     /// The factor of a previous message's words, and of the words of a name the question holds.
     static let previousFactor = 1.0 / 3
@@ -52,6 +55,7 @@ struct AnswerEvidence {
         var factors: [String: Double] = [:]
         for term in previous.map({ SearchTerms.terms(of: $0) }) ?? [] { factors[term] = Self.previousFactor }
         let nameTerms = Set(Claims.extract(from: question, ignoring: ignoring).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+        self.nameTerms = nameTerms.intersection(SearchTerms.terms(of: question))
         for term in SearchTerms.terms(of: question) {
             factors[term] = Self.slotWords.contains(term) ? Self.slotFactor : nameTerms.contains(term) ? Self.nameFactor : 1
         }
@@ -243,6 +247,15 @@ struct AnswerEvidence {
     /// that asks for no value, its best piece's words (a reason's only if it gives one, with
     /// "because", "so that"…); a line without what is asked for counts half and comes after.
     func evidence(of line: String, weights: [String: Double]) -> (fits: Bool, evidence: Double) {
+        // A line that holds none of the names the question is about answers it only by chance
+        // ("Noor's partner is Emeric Sallow, a luthier who builds cellos" for "Who am I building
+        // the Fennick greenhouse with?": one shared verb): it counts half.
+        let offTopic = !nameTerms.isEmpty && nameTerms.isDisjoint(with: SearchTerms.terms(of: Self.withoutPaths(line)))
+        let judged = topicalEvidence(of: line, weights: weights)
+        return offTopic ? (judged.fits, judged.evidence / 2) : judged
+    }
+
+    private func topicalEvidence(of line: String, weights: [String: Double]) -> (fits: Bool, evidence: Double) {
         if asked != .any, asked != .reason, let best = values(in: line, weights: weights).filter(\.fits).map(\.evidence).max() {
             return (true, best)
         }
