@@ -257,8 +257,9 @@ private struct JSONParser {
     }
 }
 
-/// The offset of the first byte that is not part of valid UTF-8, or nil.
-func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+/// The offset of the first byte that is not part of valid UTF-8, or nil (`package`: WorkspaceCore
+/// names it in its own "not UTF-8 text" errors).
+package func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
     var iterator = bytes.makeIterator()
     var decoder = UTF8()
     var offset = 0

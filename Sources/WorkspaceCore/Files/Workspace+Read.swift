@@ -1,3 +1,5 @@
+import RelayJSON
+
 extension Workspace {
     /// The bytes of a file, read consistently (re-read if it changes while being read).
     /// Any content reads: binary and invalid UTF-8 come back as they are.
@@ -23,23 +25,10 @@ extension Workspace {
     public func readString(_ path: String) throws -> String {
         let bytes = try read(path)
         if let text = String(validating: bytes, as: UTF8.self) { return text }
-        let offset = Self.firstInvalidUTF8Offset(bytes) ?? 0
+        let offset = firstInvalidUTF8Offset(bytes) ?? 0
         throw WorkspaceError(.invalidInput, "\(path): not UTF-8 text (invalid byte at offset \(offset))", path: path)
     }
 
     /// The SHA-256 of a file's content.
     public func hash(_ path: String) throws -> ContentHash { ContentHash(of: try read(path)) }
-
-    static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        var offset = 0
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): offset += UTF8.width(scalar)
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
-    }
 }
