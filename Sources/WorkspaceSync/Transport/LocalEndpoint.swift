@@ -1,0 +1,360 @@
+// The replica in a folder on this machine: reads and writes through WorkspaceCore's sandbox,
+// copies staged into write batches, and the index rows that record them.
+
+import WorkspaceCore
+
+/// The replica in a folder on this machine.
+public final class LocalEndpoint: ReplicaEndpoint {
+    public let workspace: Workspace
+    public let index: SyncIndex
+    public var syncIndex: SyncIndex? { index }
+    public var replica: String { index.replica }
+    public var location: String { workspace.root }
+
+    private var batch: WriteBatch
+    /// A batch committing on another thread while `batch` is staged into
+    /// (`flushInBackground`), with what its index rows need once it is done.
+    private var committing: (work: BackgroundWork<[WriteBatch.Outcome]>, batch: WriteBatch, vectors: [String: VersionVector],
+                             removals: Set<String>, basePeers: [String: String])?
+    /// The batch that committed last in the background, staged into next: two batches take
+    /// turns, so each stores its first versions loose only once (`WriteBatch.loosePerBatch`).
+    private var spare: WriteBatch?
+    /// How many batches `flushInBackground` handed to another thread (for tests).
+    private(set) var batchesCommittedInBackground = 0
+    private var staged: [String: VersionVector] = [:]
+    private var removing: Set<String> = []
+    /// The peer each staged copy becomes the merge base with (`stage(basePeer:)`).
+    private var stagedBases: [String: String] = [:]
+
+    /// Whether the folder was made a new replica for this sync (`Workspace.openOrStartReplica`):
+    /// a server says so in its answer to hello.
+    public var startedReplica = false
+
+    /// A walk of the tree begun when the endpoint was made, for its first refresh.
+    private var walkAhead: SyncIndex.Walk?
+
+    /// - parameter walkAhead: begin walking the tree now, for a refresh that is about to come
+    ///   (a sync, a server about to be asked): the walk runs while the index opens.
+    public init(workspace: Workspace, walkAhead: Bool = false) throws {
+        var workspace = workspace
+        // Files that arrive through sync are not triggers on the receiving replica.
+        workspace.writesTrigger = false
+        self.workspace = workspace
+        if walkAhead { self.walkAhead = SyncIndex.Walk(workspace, inBackground: true) }
+        self.index = try SyncIndex(workspace: workspace)
+        index.batchesWrites = true
+        batch = WriteBatch(workspace, operation: "sync")
+    }
+
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+        // The batch resolves the path in the sandbox itself (`refusedBySandbox`).
+        try checkExcluded(path)
+        // The file is checked against its stamp in the index, fresh from this sync's refresh:
+        // the version it displaces is not read (on a disk whose cache went cold, the reads
+        // of the old versions were most of a receiving batch's install).
+        let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
+        var hash: ContentHash?
+        try refusedBySandbox {
+            hash = try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
+        }
+        // The copy is the next merge base: keep it, in the same flush (hashed once, by the stage).
+        if let hash, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes, hash: hash) }
+        staged[path] = vector
+        stagedBases[path] = basePeer
+    }
+
+    public func expectWrites(_ paths: [String], contents: [String]) {
+        // The lock files of paths new here are made ahead, on the prefetch thread (a first sync
+        // writes thousands). Only for paths that could be written at all: each write checks its
+        // path in the sandbox again; a lock file made for a path then refused is an unused file.
+        let plausible = paths.filter { path in
+            !path.hasPrefix("/") && !SyncIndex.isExcluded(path) && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0.isEmpty }
+        }
+        workspace.prefetchForWrites(paths: plausible, contents: contents.compactMap(ContentHash.init(hex:)), creatingLocks: true)
+    }
+
+    public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
+        try checkExcluded(path)
+        guard let hash = ContentHash(hex: expected) else { throw EndpointError.transport("'\(expected)' is not a content hash") }
+        let known = try index.vouchedStamp(path, hash: expected)
+        try refusedBySandbox { try batch.stageRemoval(path, expected: hash, knownStamp: known) }
+        staged[path] = vector
+        removing.insert(path)
+    }
+
+    /// A batch still committing in the background is let finish (its rows are not written):
+    /// what a sync killed between a batch's renames and its index commit leaves, which the
+    /// next sync resumes.
+    deinit { _ = try? committing?.work.wait() }
+
+    public var flushesInBackground: Bool { true }
+
+    public func flushInBackground() throws -> [String: SyncIndex.Entry?] {
+        let results = try finishCommitting()
+        guard !staged.isEmpty else { return results }
+        // The refresh's merge bases are committed first, as by `flush` (one batch commits at a
+        // time; its flushes are the file system's).
+        try settleBases()
+        let vectors = staged, removals = removing, basePeers = stagedBases
+        staged = [:]
+        removing = []
+        stagedBases = [:]
+        let full = batch
+        batch = spare.take() ?? WriteBatch(workspace, operation: "sync")
+        // Same order as `flush`: the temporaries durable, then the renames, then (once this is
+        // waited for) the rows. Only the staging of the next copies runs alongside; the index
+        // is written on the caller's thread alone.
+        committing = (BackgroundWork { try full.commit() }, full, vectors, removals, basePeers)
+        batchesCommittedInBackground += 1
+        return results
+    }
+
+    /// Waits for the batch committing in the background, if any, and writes and commits its
+    /// rows; its results by path (empty when there was none).
+    private func finishCommitting() throws -> [String: SyncIndex.Entry?] {
+        guard let done = committing.take() else { return [:] }
+        let outcomes: [WriteBatch.Outcome]
+        do { outcomes = try done.work.wait() } catch {
+            // Its files may be in place and not durable: no row that may describe them is
+            // committed (what the open transaction holds goes too, as in `flush`).
+            index.abandonWrites()
+            spare = done.batch
+            throw error
+        }
+        spare = done.batch
+        var results: [String: SyncIndex.Entry?] = [:]
+        do {
+            try record(outcomes, vectors: done.vectors, removals: done.removals, basePeers: done.basePeers, into: &results)
+            try index.commitWrites()
+        } catch {
+            index.abandonWrites()
+            throw error
+        }
+        return results
+    }
+
+    public func flush() throws -> [String: SyncIndex.Entry?] {
+        try settleBases()
+        var results = try finishCommitting()
+        let vectors = staged, removals = removing, basePeers = stagedBases
+        staged = [:]
+        removing = []
+        stagedBases = [:]
+        var timings = SyncTimings("endpoint flush")
+        // The rows are written while the batch's last flush waits for the disk, and committed
+        // once it is done (`commit(whileFlushing:)`): no row describes a file not yet durable.
+        do {
+            try batch.commit { outcomes in try record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
+        } catch {
+            // The rows may be written and their files not durable: none of it is committed.
+            index.abandonWrites()
+            throw error
+        }
+        timings.mark("batch committed, rows written")
+        try index.commitWrites()
+        timings.mark("rows committed")
+        return results
+    }
+
+    /// The index rows of a batch's outcomes, written together (`SyncIndex.put(_:)`) in the open
+    /// transaction, with the merge bases of the copies; `results` gets each path's new row, or
+    /// nil for a path left alone.
+    private func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
+                        basePeers: [String: String], into results: inout [String: SyncIndex.Entry?]) throws {
+        var rows: [SyncIndex.Entry] = []
+        for outcome in outcomes {
+            if removals.contains(outcome.path) {
+                guard outcome.removed, let vector = vectors[outcome.path] else {
+                    results[outcome.path] = .some(nil)
+                    continue
+                }
+                rows.append(SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                            vector: vector, deleted: true, scanned: SyncIndex.now()))
+                continue
+            }
+            guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
+                results[outcome.path] = .some(nil)
+                continue
+            }
+            rows.append(SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
+                                        deleted: false, scanned: SyncIndex.now()))
+        }
+        let sequences = try index.put(rows.map { ($0, false) })
+        for (var entry, sequence) in zip(rows, sequences) {
+            entry.sequence = sequence
+            results[entry.path] = entry
+            // Its content went to the store when it was staged (for the kinds that merge).
+            if !entry.deleted, let peer = basePeers[entry.path] {
+                try index.setBase(peer: peer, path: entry.path, hash: entry.hash, vector: entry.vector)
+                bases[peer]?[entry.path] = entry.hash
+            }
+        }
+    }
+
+    public func refresh() throws -> [String: SyncIndex.Entry] {
+        try refreshSnapshot().entries
+    }
+
+    public private(set) var refreshedSequence: Int64?
+
+    /// Whether the merge bases a refresh finds are stored at once (`refreshSnapshot`); a dry run
+    /// (`Reconciler`) turns it off: it stores nothing.
+    public var storesBasesAtOnce = true
+
+    /// The refreshed index and the sequence it is complete up to (what a client over the
+    /// protocol is told it has seen).
+    public func refreshSnapshot() throws -> SyncIndex.Snapshot {
+        // The new versions it keeps as merge bases are stored by a batch of their own, committed
+        // on another thread at once (a client over ssh does it while ssh connects) instead of in
+        // this sync's first flush: that flush's `syncfs` was the client's longest wait there,
+        // and on a shared disk it slowed the peer's. No row that may name one of them is
+        // committed before they are stored (`beforeCommittingWrites`).
+        guard storesBasesAtOnce else {
+            // A dry run's: kept in this sync's batch, which it never commits.
+            let snapshot = try index.refreshed(storingBasesIn: batch, walk: walkAhead.take())
+            refreshedSequence = snapshot.sequence
+            return snapshot
+        }
+        let bases = WriteBatch(workspace, operation: "sync")
+        let snapshot = try index.refreshed(storingBasesIn: bases, walk: walkAhead.take())
+        refreshedSequence = snapshot.sequence
+        if bases.count > 0 {
+            let storing = BackgroundWork { _ = try bases.commit() }
+            storingBases = storing
+            let earlier = index.beforeCommittingWrites
+            index.beforeCommittingWrites = {
+                try earlier?()
+                try storing.wait()
+            }
+        }
+        return snapshot
+    }
+
+    /// The merge bases the last refresh is storing, until a flush or the sync's end waits for
+    /// them (a sync that commits no row still ends with them stored).
+    private var storingBases: BackgroundWork<Void>?
+
+    private func settleBases() throws {
+        try storingBases.take()?.wait()
+    }
+
+    public func finish() throws { try settleBases() }
+
+    public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
+
+    public func setSyncMark(_ mark: SyncMark, peer: String) throws {
+        try index.setSyncMark(mark, peer: peer)
+        try index.commitWrites()
+    }
+
+    /// Paths from elsewhere go through the sandbox before anything is done with them.
+    public func check(_ path: String) throws {
+        try checkExcluded(path)
+        try refusedBySandbox { _ = try workspace.resolve(path) }
+    }
+
+    /// Relay's state and temporary files are never synced, whatever the sandbox would say.
+    private func checkExcluded(_ path: String) throws {
+        if SyncIndex.isExcluded(path) { throw EndpointError.refused("refused path '\(path)': .relay/ and temporary files are never synced") }
+    }
+
+    /// Runs `body`, whose path the workspace resolves in its sandbox: a refusal (outside the
+    /// root, a link out, a file where a folder must be) is the peer's path refused.
+    private func refusedBySandbox(_ body: () throws -> Void) throws {
+        do { try body() } catch let error as WorkspaceError where error.code == .pathRefused || error.code == .notADirectory {
+            throw EndpointError.refused(error.message)
+        }
+    }
+
+    public func read(_ path: String, expected: String) throws -> [UInt8] {
+        // The read resolves the path in the sandbox itself.
+        try checkExcluded(path)
+        var read: (bytes: [UInt8], hash: ContentHash)?
+        try refusedBySandbox { read = try workspace.readHashed(path) }
+        // The hash the read computed: hashing the bytes again was a second pass over every
+        // file a first sync copies.
+        guard let read, read.hash.hex == expected else { throw EndpointError.changed(path) }
+        return read.bytes
+    }
+
+    public func install(_ path: String, bytes: [UInt8], expected: String?, overwrite: Bool, vector: VersionVector) throws -> SyncIndex.Entry {
+        try check(path)
+        struct Changed: Error {}
+        do {
+            try workspace.update(path, operation: "sync") { old in
+                if !overwrite && old.map({ ContentHash(of: $0).hex }) != expected { throw Changed() }
+                return bytes
+            }
+        } catch is Changed {
+            throw EndpointError.changed(path)
+        }
+        var entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
+                                    stamp: workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                    vector: vector, deleted: false, scanned: SyncIndex.now())
+        entry.sequence = try index.put(entry)
+        return entry
+    }
+
+    public func remove(_ path: String, expected: String, vector: VersionVector) throws -> SyncIndex.Entry {
+        try check(path)
+        do {
+            guard try workspace.remove(path, expected: ContentHash(hex: expected), operation: "sync-delete") else { throw EndpointError.changed(path) }
+        } catch let error as WorkspaceError where error.code == .notFound {
+            // Already gone: fine, record the tombstone.
+        }
+        var entry = SyncIndex.Entry(path: path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                    vector: vector, deleted: true, scanned: SyncIndex.now())
+        entry.sequence = try index.put(entry)
+        return entry
+    }
+
+    public func record(_ entry: SyncIndex.Entry) throws {
+        try check(entry.path)
+        var entry = entry
+        if !entry.deleted, let stamp = workspace.stamp(ofFileAt: entry.path) { entry.stamp = stamp }
+        entry.sequence = try index.put(entry)
+    }
+
+    /// The merge bases with each peer, read in one query once a sync has asked for more than
+    /// `basesReadOneByOne` of them (a sync that looks at every path asks for each); until then
+    /// each is read by itself: a sync after a clean one asks for the few paths written since,
+    /// and reading all 10,000 bases for them took ~6 ms of its critical path.
+    private var bases: [String: [String: String]] = [:]
+    private var basesAsked: [String: Int] = [:]
+    static let basesReadOneByOne = 256
+
+    public func base(peer: String, path: String) throws -> String? {
+        if let known = bases[peer] { return known[path] }
+        basesAsked[peer, default: 0] += 1
+        guard basesAsked[peer]! > Self.basesReadOneByOne else { return try index.base(peer: peer, path: path) }
+        bases[peer] = try index.bases(peer: peer)
+        return bases[peer]?[path]
+    }
+
+    public func mergeBases(path: String) throws -> [MergeBase] { try index.mergeBases(path: path) }
+
+    public func heldVersions(path: String) throws -> [HeldVersion] { try index.heldVersions(path: path) }
+
+    public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
+        try index.setBase(peer: peer, path: path, hash: hash, vector: vector)
+        bases[peer]?[path] = hash
+        guard index.mergeRules.kind(of: path) != .binary else { return }
+        if let content {
+            try batch.storeObject(content)
+        } else if let wanted = ContentHash(hex: hash), !workspace.objects.contains(wanted),
+                  let bytes = try? workspace.read(path), ContentHash(of: bytes) == wanted {
+            // The refresh that found this version keeps it through the sync's flush; a dry run,
+            // or a sync cut short before its flush, dropped it. Kept now while the file has it.
+            try batch.storeObject(bytes, hash: wanted)
+        }
+    }
+
+    public func loadObject(_ hash: String) throws -> [UInt8]? {
+        guard let hash = ContentHash(hex: hash), workspace.objects.contains(hash) else { return nil }
+        return try workspace.objects.load(hash)
+    }
+
+    public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
+        try index.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
+    }
+}
