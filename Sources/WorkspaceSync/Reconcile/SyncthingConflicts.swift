@@ -36,8 +36,8 @@ public enum SyncthingConflicts {
             if ours == theirs {
                 merged = ours
             } else {
-                let (bytes, conflicted, _) = Reconciler.merge(path: original, base: base, ours: ours, oursReplica: "a",
-                                                           theirs: theirs, theirsReplica: "b", winner: .ours, kind: kind)
+                let (bytes, conflicted, _) = ContentMerge.merge(path: original, base: base, ours: ours, oursReplica: "a",
+                                                             theirs: theirs, theirsReplica: "b", winner: .ours, kind: kind)
                 if !conflicted { merged = bytes }
             }
             guard let merged else {
