@@ -57,9 +57,6 @@ enum CommandRunner {
         case let error as SyncError:
             Terminal.error(error.message)
             return 1
-        case let error as EndpointError:
-            Terminal.error(error.description)
-            return 1
         case let error as SQLiteError:
             // The message names the database file and the statement.
             Terminal.error(error.message)

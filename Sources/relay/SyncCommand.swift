@@ -77,8 +77,8 @@ struct SyncCommand: ParsableCommand {
                 endpoint.startedReplica = started
                 remote = endpoint
             }
-        } catch let error as EndpointError {
-            throw CommandFailure(message: error.description)
+        } catch let error as SyncError {
+            throw CommandFailure(message: error.message)
         }
         let localEndpoint = try LocalEndpoint(workspace: local, walkAhead: true)
         // While ssh connects this side has time to spare: the index's log is checkpointed then,
@@ -99,8 +99,6 @@ struct SyncCommand: ParsableCommand {
             summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         } catch let error as SyncError {
             throw CommandFailure(message: error.message)
-        } catch let error as EndpointError {
-            throw CommandFailure(message: error.description)
         }
         timings.mark("ran")
         // The peer over ssh is told bye and waited for, whatever is printed.

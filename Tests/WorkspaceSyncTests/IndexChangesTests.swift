@@ -102,7 +102,7 @@ struct IndexChangesTests {
         }
         let failures = try served.endpoint.takeDeferredFailures()
         #expect(failures.map(\.path) == refused)
-        #expect(failures.allSatisfy { if case .refused = $0.error { true } else { false } })
+        #expect(failures.allSatisfy { $0.error.code == .refused })
         let results = try served.endpoint.flush()
         #expect(results.values.compactMap { $0 }.count == count - refused.count)
         #expect(b.read("notes/n\((count - 1) % 7)/file\(count - 1).md") == "note \(count - 1)\n")

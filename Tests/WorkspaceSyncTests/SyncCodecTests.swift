@@ -72,8 +72,8 @@ struct SyncCodecTests {
         body.removeLast(5)
         #expect(throws: DecodingError.self) { try codec.decode(SyncProtocol.Request.self, from: body) }
         // A JSON length longer than the body.
-        #expect(throws: EndpointError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0, 1, 0, UInt8(ascii: "{")]) }
-        #expect(throws: EndpointError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0]) }
+        #expect(throws: SyncError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0, 1, 0, UInt8(ascii: "{")]) }
+        #expect(throws: SyncError.self) { try codec.decode(SyncProtocol.Request.self, from: [0, 0]) }
         // A negative offset or length.
         let forged = Array(#"{"op":"stage","content":[-1,4]}"#.utf8)
         let length = forged.count

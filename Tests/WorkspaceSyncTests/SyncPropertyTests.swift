@@ -147,7 +147,7 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func beginFlush() throws { try fuse.tick(); try inner.beginFlush() }
     var flushesInBackground: Bool { inner.flushesInBackground }
     func flushInBackground() throws -> [String: SyncIndex.Entry?] { try fuse.tick(); return try inner.flushInBackground() }
-    func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
+    func takeDeferredFailures() throws -> [(path: String, error: SyncError)] { try fuse.tick(); return try inner.takeDeferredFailures() }
     func finish() throws { try fuse.tick(); try inner.finish() }
     var indexTransfer: IndexTransfer? { inner.indexTransfer }
     func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) { inner.prefetch(wanted) }

@@ -96,7 +96,7 @@ extension SyncIndex {
         return try transaction {
             guard let last = try statement("UPDATE meta SET value = value + ?1 WHERE key = 'sequence' RETURNING value")
                 .rows([.integer(Int64(rows.count))], { $0.integer(0) }).first else {
-                throw SyncError(message: "\(database.file): the sequence counter is missing")
+                throw SyncError(.corruptIndex, "\(database.file): the sequence counter is missing", path: database.file)
             }
             var next = last - Int64(rows.count) + 1
             // The sum of the rows' digests follows: minus the row replaced, plus the new one (a

@@ -106,15 +106,15 @@ extension Reconciler {
         return paths
     }
 
-    func handle(_ error: EndpointError, path: String, _ summary: inout SyncSummary) throws {
-        switch error {
+    func handle(_ error: SyncError, path: String, _ summary: inout SyncSummary) throws {
+        switch error.code {
         case .changed:
             summary.skipped.append(path)
             logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)"])
         case .refused:
             summary.refused.append(path)
-        case .transport:
-            throw SyncError(message: "\(error)")
+        case .transport, .stopped, .corruptIndex:
+            throw error
         }
     }
 }

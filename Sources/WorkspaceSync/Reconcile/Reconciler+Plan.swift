@@ -49,7 +49,7 @@ extension Reconciler {
         for path in newPaths.filter({ a.entries[$0] == nil && !clashing.contains($0) }).sorted() {
             // Under a file this side deletes first: checked when it is written, after that.
             if deleteFirst.contains(where: { path.hasPrefix($0 + "/") }) { continue }
-            do { try local.check(path) } catch let error as EndpointError {
+            do { try local.check(path) } catch let error as SyncError {
                 summary.refused.append(path)
                 b.entries.removeValue(forKey: path)
                 logger.warning("refused a path from the peer", metadata: ["relay.path": "\(path)", "relay.reason": "\(error)"])
@@ -126,7 +126,7 @@ extension Reconciler {
 
     func checkDistinctReplicas() throws {
         guard local.replica != peer.replica else {
-            throw SyncError(message: "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Run `relay init --new-replica` there: it takes a replica id of its own and keeps its history")
+            throw SyncError(.stopped, "\(peer.location) has the same replica id as this workspace (\(local.replica)); was it copied with .relay/? Run `relay init --new-replica` there: it takes a replica id of its own and keeps its history")
         }
     }
 
@@ -198,7 +198,7 @@ extension Reconciler {
             }
             let emptied = sourceLive == 0 && targetLive > 0 && deletions > 0
             if emptied || (deletions >= 5 && Double(deletions) > options.massDeletionShare * Double(targetLive)) {
-                throw SyncError(message: "refusing to delete \(deletions) of \(targetLive) files on \(on.endpoint.location) because they were deleted on \(from.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
+                throw SyncError(.stopped, "refusing to delete \(deletions) of \(targetLive) files on \(on.endpoint.location) because they were deleted on \(from.endpoint.location)\(emptied ? " (it is empty)" : ""); check that side, then run again with --force if that is what you want")
             }
         }
     }

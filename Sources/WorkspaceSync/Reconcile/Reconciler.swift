@@ -85,7 +85,7 @@ public final class Reconciler {
 
     /// Two workspaces on this machine.
     public convenience init(local: Workspace, peer: Workspace, options: Options = Options(), logger: Logger = Workspace.silentLogger) throws {
-        guard local.root != peer.root else { throw SyncError(message: "\(peer.root) is this workspace itself") }
+        guard local.root != peer.root else { throw SyncError(.stopped, "\(peer.root) is this workspace itself", path: peer.root) }
         self.init(local: try LocalEndpoint(workspace: local), peer: try LocalEndpoint(workspace: peer), options: options, logger: logger)
     }
 
@@ -134,7 +134,7 @@ public final class Reconciler {
                     } else if a.isFull(options) || b.isFull(options) {
                         try flush(&a, &b, &summary, inBackground: options.overlapBatches)
                     }
-                } catch let error as EndpointError {
+                } catch let error as SyncError {
                     try handle(error, path: path, &summary)
                 }
             }

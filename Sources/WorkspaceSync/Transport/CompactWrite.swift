@@ -54,16 +54,16 @@ extension SyncProtocol {
         /// (a sync's copies share a handful).
         static func decode(_ body: [UInt8], vectors: inout [String: VersionVector]) throws -> Request {
             try body.withUnsafeBufferPointer { buffer in
-                var reader = BinaryReader(buffer, from: 1) { EndpointError.transport("a compact write request's " + $0) }
+                var reader = BinaryReader(buffer, from: 1) { SyncError.transport("a compact write request's " + $0) }
                 let op = try reader.integer(UInt8.self, "op")
-                guard op == 1 || op == 2 else { throw EndpointError.transport("a compact write request has op \(op)") }
+                guard op == 1 || op == 2 else { throw SyncError.transport("a compact write request has op \(op)") }
                 var request = Request(op: op == 1 ? "stage" : "stageRemoval")
                 request.path = try reader.text(length: UInt32.self, "path")
                 if try reader.flag("expected") { request.expected = try reader.text(length: UInt8.self, "expected") }
                 let vectorText = try reader.text(length: UInt32.self, "vector")
                 if let known = vectors[vectorText] { request.vector = known } else {
                     guard let vector = VersionVector(text: vectorText) else {
-                        throw EndpointError.transport("a compact write request's version vector '\(vectorText.prefix(80))' is malformed")
+                        throw SyncError.transport("a compact write request's version vector '\(vectorText.prefix(80))' is malformed")
                     }
                     vectors[vectorText] = vector
                     request.vector = vector
@@ -71,7 +71,7 @@ extension SyncProtocol {
                 if try reader.flag("peer") { request.peer = try reader.text(length: UInt16.self, "peer") }
                 if op == 1 { request.content = Data(try reader.take(Int(try reader.integer(UInt32.self, "content length")), "content")) }
                 guard reader.left == 0 else {
-                    throw EndpointError.transport("a compact write request has \(reader.left) bytes left over")
+                    throw SyncError.transport("a compact write request has \(reader.left) bytes left over")
                 }
                 return request
             }

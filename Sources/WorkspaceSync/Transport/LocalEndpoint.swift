@@ -75,7 +75,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         try checkExcluded(path)
-        guard let hash = ContentHash(hex: expected) else { throw EndpointError.transport("'\(expected)' is not a content hash") }
+        guard let hash = ContentHash(hex: expected) else { throw SyncError.transport("'\(expected)' is not a content hash") }
         let known = try index.vouchedStamp(path, hash: expected)
         try refusedBySandbox { try batch.stageRemoval(path, expected: hash, knownStamp: known) }
         staged[path] = vector
@@ -255,14 +255,14 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     /// Relay's state and temporary files are never synced, whatever the sandbox would say.
     private func checkExcluded(_ path: String) throws {
-        if SyncIndex.isExcluded(path) { throw EndpointError.refused("refused path '\(path)': .relay/ and temporary files are never synced") }
+        if SyncIndex.isExcluded(path) { throw SyncError.refused("refused path '\(path)': .relay/ and temporary files are never synced", path: path) }
     }
 
     /// Runs `body`, whose path the workspace resolves in its sandbox: a refusal (outside the
     /// root, a link out, a file where a folder must be) is the peer's path refused.
     private func refusedBySandbox(_ body: () throws -> Void) throws {
         do { try body() } catch let error as WorkspaceError where error.code == .pathRefused || error.code == .notADirectory {
-            throw EndpointError.refused(error.message)
+            throw SyncError.refused(error.message, path: error.path, cause: error)
         }
     }
 
@@ -273,7 +273,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try refusedBySandbox { read = try workspace.readHashed(path) }
         // The hash the read computed: hashing the bytes again was a second pass over every
         // file a first sync copies.
-        guard let read, read.hash.hex == expected else { throw EndpointError.changed(path) }
+        guard let read, read.hash.hex == expected else { throw SyncError.changed(path) }
         return read.bytes
     }
 
@@ -286,7 +286,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
                 return bytes
             }
         } catch is Changed {
-            throw EndpointError.changed(path)
+            throw SyncError.changed(path)
         }
         var entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
                                     stamp: workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
@@ -298,7 +298,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func remove(_ path: String, expected: String, vector: VersionVector) throws -> SyncIndex.Entry {
         try check(path)
         do {
-            guard try workspace.remove(path, expected: ContentHash(hex: expected), operation: "sync-delete") else { throw EndpointError.changed(path) }
+            guard try workspace.remove(path, expected: ContentHash(hex: expected), operation: "sync-delete") else { throw SyncError.changed(path) }
         } catch let error as WorkspaceError where error.code == .notFound {
             // Already gone: fine, record the tombstone.
         }

@@ -10,8 +10,8 @@ extension RemoteEndpoint {
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = SyncProtocol.version
         roundTrips += 1
-        do { try codec.write(hello, to: toPeer.fileDescriptor) } catch let error as EndpointError {
-            throw EndpointError.transport("\(location): \(error); the peer said: \(peerErrors())")
+        do { try codec.write(hello, to: toPeer.fileDescriptor) } catch let error as SyncError {
+            throw SyncError.transport("\(location): \(error); the peer said: \(peerErrors())", cause: error)
         }
     }
 
@@ -21,11 +21,11 @@ extension RemoteEndpoint {
         guard !greeted else { return }
         greeted = true
         let response: SyncProtocol.Response
-        do { response = try receive(op: "hello", path: nil) } catch let error as EndpointError {
-            throw EndpointError.transport("\(location): \(error); the peer said: \(peerErrors())")
+        do { response = try receive(op: "hello", path: nil) } catch let error as SyncError {
+            throw SyncError.transport("\(location): \(error); the peer said: \(peerErrors())", cause: error)
         }
         guard let replica = response.replica, !replica.isEmpty else {
-            throw EndpointError.transport("\(location): the peer did not say which replica it is")
+            throw SyncError.transport("\(location): the peer did not say which replica it is")
         }
         peerReplica = replica
         startedReplica = response.started ?? false
@@ -79,16 +79,16 @@ extension RemoteEndpoint {
     func drain(downTo limit: Int = 0) throws {
         while inFlight.count > limit {
             let (op, path) = inFlight.removeFirst()
-            do { _ = try receive(op: op, path: path) } catch let error as EndpointError {
-                switch error {
+            do { _ = try receive(op: op, path: path) } catch let error as SyncError {
+                switch error.code {
                 case .changed, .refused: deferredFailures.append((path ?? "?", error))
-                case .transport: inFlight = []; throw error
+                case .transport, .stopped, .corruptIndex: inFlight = []; throw error
                 }
             }
         }
     }
 
-    public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] {
+    public func takeDeferredFailures() throws -> [(path: String, error: SyncError)] {
         try drain()
         defer { deferredFailures = [] }
         return deferredFailures
@@ -96,20 +96,20 @@ extension RemoteEndpoint {
 
     func receive(op: String, path: String?) throws -> SyncProtocol.Response {
         guard let frame = try SyncProtocol.readFrame(fromPeer.fileDescriptor) else {
-            throw EndpointError.transport("\(location): the peer closed the connection")
+            throw SyncError.transport("\(location): the peer closed the connection")
         }
         let response: SyncProtocol.Response
         do { response = try codec.decode(SyncProtocol.Response.self, from: frame) } catch let error as SyncProtocol.EntryRows.Malformed {
-            throw EndpointError.transport("\(location): the peer sent a malformed message: \(error)")
+            throw SyncError.transport("\(location): the peer sent a malformed message: \(error)", cause: error)
         } catch {
-            throw EndpointError.transport("\(location): the peer sent a malformed message")
+            throw SyncError.transport("\(location): the peer sent a malformed message", cause: error)
         }
         if !response.ok {
             let message = response.message ?? "no reason given"
             switch response.error {
-            case "changed": throw EndpointError.changed(path ?? "?")
-            case "refused": throw EndpointError.refused(message)
-            default: throw EndpointError.transport("\(location): \(message)")
+            case "changed": throw SyncError.changed(path ?? "?")
+            case "refused": throw SyncError.refused(message, path: path)
+            default: throw SyncError.transport("\(location): \(message)")
             }
         }
         return response

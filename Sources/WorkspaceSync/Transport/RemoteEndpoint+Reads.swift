@@ -29,13 +29,13 @@ extension RemoteEndpoint {
         request.reads = wanted
         let answers = try send(request).contents ?? []
         guard answers.count == wanted.count else {
-            throw EndpointError.transport("\(location): the peer answered \(answers.count) of \(wanted.count) reads")
+            throw SyncError.transport("\(location): the peer answered \(answers.count) of \(wanted.count) reads")
         }
         for (file, answer) in zip(wanted, answers) {
             if let content = answer.content {
                 fetched[file.path] = .success(Array(content))
             } else if answer.error == "refused" {
-                fetched[file.path] = .failure(.refused(answer.message ?? "refused path '\(file.path)'"))
+                fetched[file.path] = .failure(.refused(answer.message ?? "refused path '\(file.path)'", path: file.path))
             } else {
                 fetched[file.path] = .failure(.changed(file.path))
             }
@@ -48,7 +48,7 @@ extension RemoteEndpoint {
             if let result = fetched.removeValue(forKey: path) {
                 let bytes = try result.get()
                 // Trust nothing from the wire: the bytes must be what the index said.
-                guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
+                guard ContentHash(of: bytes).hex == expected else { throw SyncError.changed(path) }
                 return bytes
             }
         }
@@ -57,7 +57,7 @@ extension RemoteEndpoint {
         request.expected = expected
         let bytes = Array(try send(request).content ?? Data())
         // Trust nothing from the wire: the bytes must be what the index said.
-        guard ContentHash(of: bytes).hex == expected else { throw EndpointError.changed(path) }
+        guard ContentHash(of: bytes).hex == expected else { throw SyncError.changed(path) }
         return bytes
     }
 }

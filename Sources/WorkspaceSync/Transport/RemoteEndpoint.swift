@@ -56,7 +56,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// server's small answers never fill the pipe while it waits for us to read.
     var inFlight: [(op: String, path: String?)] = []
 
-    var deferredFailures: [(path: String, error: EndpointError)] = []
+    var deferredFailures: [(path: String, error: SyncError)] = []
 
     static let maximumInFlight = 128
 
@@ -67,7 +67,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     public init(command: [String], location: String, waitForHello: Bool = true) throws {
         let process: PeerProcess
         do { process = try PeerProcess(command) } catch let error as POSIXError {
-            throw EndpointError.transport("could not start \(command.first ?? "?"): \(String(cString: strerror(error.code.rawValue)))")
+            throw SyncError.transport("could not start \(command.first ?? "?"): \(String(cString: strerror(error.code.rawValue)))", cause: error)
         }
         self.process = process
         toPeer = process.input
@@ -110,7 +110,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
 
     var fetchedUpTo = 0
 
-    var fetched: [String: Result<[UInt8], EndpointError>] = [:]
+    var fetched: [String: Result<[UInt8], SyncError>] = [:]
 
     /// Whether a `flush` request was sent (`beginFlush`) and its answer not read yet.
     var flushBegun = false
@@ -128,9 +128,9 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// empty folder there is made a new replica first (`sync-serve --start`).
     public static func ssh(_ spec: String, sshCommand: [String]? = nil, remoteRelay: String = "relay", waitForHello: Bool = true,
                            startReplica: Bool = false) throws -> RemoteEndpoint {
-        guard let colon = spec.firstIndex(of: ":") else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
+        guard let colon = spec.firstIndex(of: ":") else { throw SyncError.transport("\(spec): expected [user@]host:path") }
         let host = String(spec[..<colon]), path = String(spec[spec.index(after: colon)...])
-        guard !host.isEmpty, !path.isEmpty else { throw EndpointError.transport("\(spec): expected [user@]host:path") }
+        guard !host.isEmpty, !path.isEmpty else { throw SyncError.transport("\(spec): expected [user@]host:path") }
         let ssh = sshCommand ?? (ProcessInfo.processInfo.environment["RELAY_SSH"].map { $0.split(separator: " ").map(String.init) } ?? ["ssh"])
         // The remote command goes through the remote shell: quote the path.
         let quoted = "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
@@ -159,7 +159,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.expected = expected
         request.overwrite = overwrite
         request.vector = vector
-        guard let entry = try send(request).entry else { throw EndpointError.transport("\(location): no entry in the answer to install") }
+        guard let entry = try send(request).entry else { throw SyncError.transport("\(location): no entry in the answer to install") }
         return entry
     }
 
@@ -168,7 +168,7 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         request.path = path
         request.expected = expected
         request.vector = vector
-        guard let entry = try send(request).entry else { throw EndpointError.transport("\(location): no entry in the answer to remove") }
+        guard let entry = try send(request).entry else { throw SyncError.transport("\(location): no entry in the answer to remove") }
         return entry
     }
 

@@ -3,7 +3,7 @@ import WorkspaceCore
 /// One replica as the reconciler sees it, wherever it is: the local workspace, or a
 /// `relay sync-serve --stdio` at the end of an ssh connection. Every operation that changes
 /// files checks that the file is still what the index says, so a person's edit made during a
-/// sync is never overwritten (`EndpointError.changed` instead).
+/// sync is never overwritten (`SyncError.changed` instead).
 public protocol ReplicaEndpoint: AnyObject {
     var replica: String { get }
     /// For messages: the folder, or host:folder.
@@ -60,7 +60,7 @@ public protocol ReplicaEndpoint: AnyObject {
     func beginFlush() throws
     /// Failures of requests that were sent without waiting for their answer (a peer over a
     /// pipe: `record`, `setBase`, `stage`, …), by path; each is reported once.
-    func takeDeferredFailures() throws -> [(path: String, error: EndpointError)]
+    func takeDeferredFailures() throws -> [(path: String, error: SyncError)]
     /// Called once a sync has applied everything: an endpoint that keeps a copy of the peer's
     /// index brings it up to date (the protocol's ack).
     func finish() throws
@@ -85,7 +85,7 @@ public protocol ReplicaEndpoint: AnyObject {
     var remote: RemoteEndpoint? { get }
     /// This replica's own sync index, when it is in this process.
     var syncIndex: SyncIndex? { get }
-    /// Refuses (`EndpointError.refused`) a path from the peer that this replica's sandbox would
+    /// Refuses (`SyncError.refused`) a path from the peer that this replica's sandbox would
     /// not let it write: the reconciler checks the peer's new paths with it before anything
     /// else. An endpoint whose sandbox is elsewhere checks nothing here (its writes do).
     func check(_ path: String) throws
@@ -104,7 +104,7 @@ extension ReplicaEndpoint {
     public func beginFlush() throws {}
     public var flushesInBackground: Bool { false }
     public func flushInBackground() throws -> [String: SyncIndex.Entry?] { try flush() }
-    public func takeDeferredFailures() throws -> [(path: String, error: EndpointError)] { [] }
+    public func takeDeferredFailures() throws -> [(path: String, error: SyncError)] { [] }
     public func finish() throws {}
     public var indexTransfer: IndexTransfer? { nil }
     public var refreshedSequence: Int64? { nil }
@@ -136,23 +136,5 @@ public struct IndexTransfer: Sendable, Codable, Equatable {
         self.rows = rows
         self.whole = whole
         self.ackRows = ackRows
-    }
-}
-
-/// Why an endpoint operation did not happen.
-public enum EndpointError: Error, CustomStringConvertible {
-    /// The file is not what the index says any more (somebody edited it during the sync).
-    case changed(String)
-    /// The peer sent a path the sandbox refuses.
-    case refused(String)
-    /// The transport failed; the message says how.
-    case transport(String)
-
-    public var description: String {
-        switch self {
-        case .changed(let path): return "\(path) changed during the sync"
-        case .refused(let message): return message
-        case .transport(let message): return message
-        }
     }
 }

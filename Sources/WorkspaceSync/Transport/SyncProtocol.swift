@@ -221,10 +221,10 @@ public enum SyncProtocol {
                 attachments.body = UnsafeRawBufferPointer(start: nil, count: 0)
                 return try decoder.decode(type, from: Data(body))
             }
-            guard body.count >= 4 else { throw EndpointError.transport("a message of \(body.count) bytes is too short") }
+            guard body.count >= 4 else { throw SyncError.transport("a message of \(body.count) bytes is too short") }
             let length = prefixedLength(body.prefix(4))
             guard length <= body.count - 4 else {
-                throw EndpointError.transport("a message says its JSON is \(length) bytes long, but only \(body.count - 4) follow")
+                throw SyncError.transport("a message says its JSON is \(length) bytes long, but only \(body.count - 4) follow")
             }
             return try body.withUnsafeBytes { raw in
                 attachments.body = UnsafeRawBufferPointer(rebasing: raw[(4 + length)...])
@@ -260,8 +260,8 @@ public enum SyncProtocol {
     public static func readFrame(_ fd: Int32) throws -> [UInt8]? {
         guard let header = try readExactly(fd, 4) else { return nil }
         let length = prefixedLength(header)
-        guard length <= maximumFrame else { throw EndpointError.transport("the peer sent a frame of \(length) bytes (the limit is \(maximumFrame)); is it a Relay peer?") }
-        guard let body = try readExactly(fd, length) else { throw EndpointError.transport("the peer closed the connection in the middle of a message") }
+        guard length <= maximumFrame else { throw SyncError.transport("the peer sent a frame of \(length) bytes (the limit is \(maximumFrame)); is it a Relay peer?") }
+        guard let body = try readExactly(fd, length) else { throw SyncError.transport("the peer closed the connection in the middle of a message") }
         return body
     }
 
@@ -270,16 +270,16 @@ public enum SyncProtocol {
         var bytes = lengthPrefix(length)
         bytes.append(contentsOf: payload)
         if case .failure(let errno) = bytes.withUnsafeBytes({ Syscall.writeAll(fd, $0) }) {
-            throw EndpointError.transport("the connection to the peer broke (\(errno))")
+            throw SyncError.transport("the connection to the peer broke (\(errno))", cause: errno)
         }
     }
 
     private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8]? {
         switch Syscall.read(fd, count: count) {
-        case .failure(let errno): throw EndpointError.transport("reading from the peer failed (\(errno))")
+        case .failure(let errno): throw SyncError.transport("reading from the peer failed (\(errno))", cause: errno)
         case .success(let bytes) where bytes.isEmpty && count > 0: return nil
         case .success(let bytes) where bytes.count < count:
-            throw EndpointError.transport("the peer closed the connection in the middle of a message")
+            throw SyncError.transport("the peer closed the connection in the middle of a message")
         case .success(let bytes): return bytes
         }
     }

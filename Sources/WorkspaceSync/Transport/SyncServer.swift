@@ -59,12 +59,12 @@ public enum SyncServer {
                         try handle(request, endpoint, &response)
                     }
                 }
-            } catch let error as EndpointError {
+            } catch let error as SyncError {
                 response = SyncProtocol.Response(ok: false)
-                switch error {
+                switch error.code {
                 case .changed: response.error = "changed"
                 case .refused: response.error = "refused"
-                case .transport: response.error = "failed"
+                case .transport, .stopped, .corruptIndex: response.error = "failed"
                 }
                 response.message = error.description
             } catch {
@@ -106,13 +106,13 @@ public enum SyncServer {
 
     private static func handle(_ request: SyncProtocol.Request, _ endpoint: LocalEndpoint, _ response: inout SyncProtocol.Response) throws {
         func need<T>(_ value: T?, _ name: String) throws -> T {
-            guard let value else { throw EndpointError.transport("request '\(request.op)' lacks '\(name)'") }
+            guard let value else { throw SyncError.transport("request '\(request.op)' lacks '\(name)'") }
             return value
         }
         switch request.op {
         case "hello":
             guard request.version == SyncProtocol.version else {
-                throw EndpointError.transport("this relay speaks sync protocol \(SyncProtocol.version), the client \(request.version.map(String.init) ?? "?"); use the same Relay version on both machines")
+                throw SyncError.transport("this relay speaks sync protocol \(SyncProtocol.version), the client \(request.version.map(String.init) ?? "?"); use the same Relay version on both machines")
             }
             response.replica = endpoint.replica
             response.location = endpoint.location
@@ -134,11 +134,11 @@ public enum SyncServer {
             response.content = Data(try endpoint.read(try need(request.path, "path"), expected: try need(request.expected, "expected")))
         case "readMany":
             response.contents = try need(request.reads, "reads").prefix(SyncProtocol.readManyFiles).map { wanted in
-                do { return SyncProtocol.ReadResult(content: Data(try endpoint.read(wanted.path, expected: wanted.expected))) } catch let error as EndpointError {
-                    switch error {
+                do { return SyncProtocol.ReadResult(content: Data(try endpoint.read(wanted.path, expected: wanted.expected))) } catch let error as SyncError {
+                    switch error.code {
                     case .changed: return SyncProtocol.ReadResult(error: "changed", message: error.description)
                     case .refused: return SyncProtocol.ReadResult(error: "refused", message: error.description)
-                    case .transport: throw error
+                    case .transport, .stopped, .corruptIndex: throw error
                     }
                 }
             }
@@ -179,7 +179,7 @@ public enum SyncServer {
             try endpoint.recordConflict(path: try need(request.path, "path"), copy: try need(request.copy, "copy"),
                                         kept: try need(request.kept, "kept"), copied: try need(request.copied, "copied"))
         default:
-            throw EndpointError.transport("unknown request '\(request.op)'")
+            throw SyncError.transport("unknown request '\(request.op)'")
         }
     }
 }
