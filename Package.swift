@@ -60,6 +60,8 @@ let package = Package(
             dependencies: [
                 "CRelaySystem", "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Errno, as WorkspaceCore's Syscall reports it (PeerProcess's calls and its start).
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // Model clients (OpenAI-compatible, Anthropic, scripted); knows nothing of workspaces.

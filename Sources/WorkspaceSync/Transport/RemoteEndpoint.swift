@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 import WorkspaceCore
 
 /// A replica reached through a command that runs `relay sync-serve --stdio PATH` at its other
@@ -66,8 +67,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// the server begins its refresh at hello.
     public init(command: [String], location: String, waitForHello: Bool = true) throws {
         let process: PeerProcess
-        do { process = try PeerProcess(command) } catch let error as POSIXError {
-            throw SyncError.transport("could not start \(command.first ?? "?"): \(String(cString: strerror(error.code.rawValue)))", cause: error)
+        do { process = try PeerProcess(command) } catch let error as Errno {
+            throw SyncError.transport("could not start \(command.first ?? "?"): \(error)", cause: error)
         }
         self.process = process
         toPeer = process.input
