@@ -18,47 +18,33 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     }
 
     var peerReplica = ""
-
     /// Whether the peer made its folder a new replica for this sync (`ssh(startReplica:)`),
     /// from its answer to hello.
     public internal(set) var startedReplica = false
-
     /// Whether the answer to hello was read.
     var greeted = false
-
     public let location: String
-
     /// The command at the other end; nil for a connection made by the caller.
     let process: PeerProcess?
-
     let toPeer: FileHandle
-
     let fromPeer: FileHandle
-
     var open = true
-
     let codec = SyncProtocol.Codec()
 
     /// Where this client keeps its copy of the peer's index (the local replica's index), so a
     /// refresh brings only the rows written since the last sync; nil: the whole index each time.
     /// `Reconciler` sets it to the local replica's index when it is not set.
     public var cache: SyncIndex?
-
     public internal(set) var indexTransfer: IndexTransfer?
-
     /// Requests this client sent and then waited for (a round trip each over a real link).
     public internal(set) var roundTrips = 0
-
     /// The epoch and sequence of the last refresh, which the ack continues from.
     var refreshed: (epoch: String, sequence: Int64)?
-
     /// Requests sent whose answers are not read yet (only their op and path are kept), and
     /// the failures found among those answers. At most `maximumInFlight` wait, so the
     /// server's small answers never fill the pipe while it waits for us to read.
     var inFlight: [(op: String, path: String?)] = []
-
     var deferredFailures: [(path: String, error: SyncError)] = []
-
     static let maximumInFlight = 128
 
     /// Starts `command` (its first element is looked up in PATH) and says hello. With
@@ -106,11 +92,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
     /// `readMany` has fetched, and what it fetched that was not read yet (at most one batch,
     /// ≤ 64 files or 16 MiB, plus any the sync skipped from the batch before).
     var toRead: [(path: String, expected: String, size: Int)] = []
-
     var toReadPosition: [String: Int] = [:]
-
     var fetchedUpTo = 0
-
     var fetched: [String: Result<[UInt8], SyncError>] = [:]
 
     /// Whether a `flush` request was sent (`beginFlush`) and its answer not read yet.
