@@ -85,11 +85,15 @@ extension Workspace {
     }
 
     /// Creates the missing folders of `path` (each one a plain folder, inside the sandbox).
-    func createParentFolders(of path: ResolvedPath) throws {
+    ///
+    /// `folders`: those a batch already checked are not looked at again, and those found or
+    /// made here are noted there.
+    func createParentFolders(of path: ResolvedPath, folders: ResolvedFolders? = nil) throws {
         let components = path.relative.split(separator: "/").dropLast()
         var prefix = ""
         for component in components {
             prefix += (prefix.isEmpty ? "" : "/") + component
+            if let folders, folders.known.contains(prefix) { continue }
             let absolute = layout.absolute(prefix)
             // Usually the folder is there: one lstat instead of a failing mkdir and an lstat
             // (a sync's batch asks this for every file it stages).
@@ -104,6 +108,7 @@ extension Workspace {
             guard FileKind(try info.orThrow("stat", path: prefix).st_mode) == .directory else {
                 throw WorkspaceError(.notADirectory, "\(path.relative): '\(prefix)' is a file where a folder is expected", path: path.relative)
             }
+            folders?.note(prefix)
         }
     }
 

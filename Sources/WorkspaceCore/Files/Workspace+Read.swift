@@ -12,7 +12,12 @@ extension Workspace {
     /// `read`, with the SHA-256 of exactly the bytes read (computed once, as they are read):
     /// for a caller that checks them against a hash it expects (a sync's copy).
     public func readHashed(_ path: String) throws -> (bytes: [UInt8], hash: ContentHash) {
-        let target = try resolve(path)
+        try readHashed(path, folders: nil)
+    }
+
+    /// `readHashed`, trusting the folders `folders` has seen (`resolve(_:folders:)`).
+    package func readHashed(_ path: String, folders: ResolvedFolders?) throws -> (bytes: [UInt8], hash: ContentHash) {
+        let target = try resolve(path, folders: folders)
         guard let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative) else {
             throw WorkspaceError(.notFound, "\(target.relative): no such file", path: target.relative)
         }

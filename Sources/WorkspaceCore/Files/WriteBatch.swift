@@ -69,14 +69,20 @@ public final class WriteBatch {
     /// Versions past the first `loosePerBatch` of this batch's life go into a pack (one new file
     /// per commit instead of one per version; `ObjectPack`).
     private var pack: ObjectPack.Writer?
+    /// Versions bound for the pack, written into it by `commit`: on a first sync the commit
+    /// runs on another thread while the next batch is staged, so the pack's writes (a second
+    /// write of every text file's bytes) leave the staging thread. At most a batch's bytes.
+    private var packing: [(bytes: [UInt8], hash: ContentHash)] = []
     private var objectsStored = 0
+    /// The folders this batch's resolves found, looked at once per batch (`ResolvedFolders`).
+    private let folders = ResolvedFolders()
     /// How many versions a batch stores as files of their own before it packs the rest: a
     /// change set's batch (a hundred or so) stays loose, a first sync's thousands are packed.
     public static let loosePerBatch = 128
     /// Bytes written to temporary files so far.
     public private(set) var stagedBytes = 0
     /// Files, removals and objects staged so far.
-    public var count: Int { staged.count + removals.count + objects.count + (pack?.count ?? 0) }
+    public var count: Int { staged.count + removals.count + objects.count + packing.count }
 
     public init(_ workspace: Workspace, operation: String) {
         var quick = workspace
@@ -107,7 +113,7 @@ public final class WriteBatch {
         var hash: ContentHash?
         try holding(path) { target, lock in
             // `resolve` just found every folder on the way when the file itself is there.
-            if !target.exists { try quick.createParentFolders(of: target) }
+            if !target.exists { try quick.createParentFolders(of: target, folders: folders) }
             let permissions = target.exists ? try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions : nil
             let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
             staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
@@ -122,7 +128,7 @@ public final class WriteBatch {
     /// runs `body`, which keeps the lock in what it stages; if `body` throws, the path is
     /// not staged and the lock goes.
     private func holding(_ path: String, _ body: (ResolvedPath, CoordinatedLock) throws -> Void) throws {
-        let target = try quick.resolve(path)
+        let target = try quick.resolve(path, folders: folders)
         guard stagedPaths.insert(target.relative).inserted else {
             throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
         }
@@ -170,8 +176,7 @@ public final class WriteBatch {
         let store = quick.objects
         guard !objectHashes.contains(hash), !store.contains(hash) else { return }
         if objectsStored >= Self.loosePerBatch {
-            if pack == nil { pack = try store.packWriter() }
-            try pack!.append(bytes, hash: hash)
+            packing.append((bytes, hash))
         } else {
             objects.append((try store.writeTemporary(bytes), hash))
         }
@@ -202,9 +207,15 @@ public final class WriteBatch {
             for removal in removing { removal.lock.release() }
             abandon()
         }
-        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || pack != nil else { return try meanwhile([]) }
+        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile([]) }
         var timings = SyncTimings("write-batch \(operation)")
-        try pack?.finish()
+        if !packing.isEmpty {
+            pack = try quick.objects.packWriter()
+            for object in packing { try pack!.append(object.bytes, hash: object.hash) }
+            packing = []
+            try pack!.finish()
+            timings.mark("pack written")
+        }
         // The temporaries' bytes reach the disk before any of them is renamed into place.
         try flush()
         timings.mark("first-flush")
@@ -382,10 +393,12 @@ public final class WriteBatch {
         for object in objects { _ = Syscall.unlink(object.temporary) }
         if let pack { _ = Syscall.unlink(pack.temporary) }
         pack = nil
+        packing = []
         staged = []
         stagedPaths = []
         objects = []
         objectHashes = []
         stagedBytes = 0
+        folders.forget()
     }
 }

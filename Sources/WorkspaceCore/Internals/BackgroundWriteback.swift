@@ -19,11 +19,14 @@ enum BackgroundWriteback {
     /// Starts the writeback of the file open as `fd` and closes it, soon, on the writeback
     /// thread; `fd` is no longer the caller's.
     static func startThenClose(_ fd: CInt) {
-        let (queued, start) = state.withLock { state -> (Bool, Bool) in
-            guard state.pending.count < backlog else { return (false, false) }
+        // The thread is woken only when the list goes from empty to not: it takes the whole
+        // list at each wake, so one signal covers every descriptor added until it does (a
+        // signal per file was a futex wake per file on the writer's thread).
+        let (queued, start, wake) = state.withLock { state -> (Bool, Bool, Bool) in
+            guard state.pending.count < backlog else { return (false, false, false) }
             state.pending.append(fd)
             defer { state.started = true }
-            return (true, !state.started)
+            return (true, !state.started, state.pending.count == 1)
         }
         guard queued else {
             Syscall.startWriteback(fd)
@@ -31,7 +34,7 @@ enum BackgroundWriteback {
             return
         }
         if start { Thread.detachNewThread { run() } }
-        work.signal()
+        if wake { work.signal() }
     }
 
     /// The descriptors handed over and not closed yet (for tests).

@@ -69,6 +69,15 @@ extension Reconciler {
             }
             return (path, theirs.hash, theirs.stamp.size)
         })
+        // And what it will read here, for the peer: a folder reads those ahead on a thread.
+        local.prefetch(paths.compactMap { path in
+            guard let mine = a.entries[path], !mine.deleted else { return nil }
+            if let theirs = b.entries[path] {
+                if !theirs.deleted && theirs.hash == mine.hash { return nil }
+                if mine.vector.compare(to: theirs.vector) == .before { return nil }
+            }
+            return (path, mine.hash, mine.stamp.size)
+        })
         if !options.dryRun {
             // What each side will write (a copy or a deletion from the newer side; both sides
             // where both changed): the endpoints read those paths' lock files meanwhile.

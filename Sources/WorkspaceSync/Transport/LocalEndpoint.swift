@@ -32,6 +32,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     /// A walk of the tree begun when the endpoint was made, for its first refresh.
     private var walkAhead: SyncIndex.Walk?
+    /// The files this sync will read here, read and hashed ahead on a thread of their own
+    /// (`prefetch`, `ReadAhead`).
+    private var readAhead: ReadAhead?
 
     /// - parameter walkAhead: begin walking the tree now, for a refresh that is about to come
     ///   (a sync, a server about to be asked): the walk runs while the index opens.
@@ -85,7 +88,17 @@ public final class LocalEndpoint: ReplicaEndpoint {
     /// A batch still committing in the background is let finish (its rows are not written):
     /// what a sync killed between a batch's renames and its index commit leaves, which the
     /// next sync resumes.
-    deinit { _ = try? committing?.work.wait() }
+    deinit {
+        readAhead?.stop()
+        _ = try? committing?.work.wait()
+    }
+
+    /// The files the sync will read here, in order: a thread reads and hashes them ahead
+    /// while the sync writes the previous ones on the other side.
+    public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {
+        readAhead?.stop()
+        readAhead = wanted.isEmpty ? nil : ReadAhead(workspace, paths: wanted.map(\.path))
+    }
 
     public var flushesInBackground: Bool { true }
 
@@ -238,7 +251,12 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try storingBases.take()?.wait()
     }
 
-    public func finish() throws { try settleBases() }
+    public func finish() throws {
+        // What was read ahead and not asked for (the sync skipped it) is let go.
+        readAhead?.stop()
+        readAhead = nil
+        try settleBases()
+    }
 
     public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
 
@@ -270,7 +288,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // The read resolves the path in the sandbox itself.
         try checkExcluded(path)
         var read: (bytes: [UInt8], hash: ContentHash)?
-        try refusedBySandbox { read = try workspace.readHashed(path) }
+        try refusedBySandbox { read = try readAhead?.take(path)?.get() ?? workspace.readHashed(path) }
         // The hash the read computed: hashing the bytes again was a second pass over every
         // file a first sync copies.
         guard let read, read.hash.hex == expected else { throw SyncError.changed(path) }
