@@ -58,7 +58,7 @@ let package = Package(
         .target(
             name: "WorkspaceSync",
             dependencies: [
-                "CRelaySystem", "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
+                "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Errno, as WorkspaceCore's Syscall reports it (PeerProcess's calls and its start).
                 .product(name: "SystemPackage", package: "swift-system"),

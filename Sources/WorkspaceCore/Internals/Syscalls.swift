@@ -11,7 +11,7 @@ import SystemPackage
 package enum Syscall {
     /// Runs `body` until it stops failing with EINTR; -1 becomes the current errno.
     @inline(__always)
-    private static func retrying<I: FixedWidthInteger>(_ body: () -> I) -> Result<I, Errno> {
+    fileprivate static func retrying<I: FixedWidthInteger>(_ body: () -> I) -> Result<I, Errno> {
         while true {
             let value = body()
             if value != -1 { return .success(value) }
@@ -26,7 +26,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `close`. EINTR is not retried (Linux closes anyway).
-    static func close(_ fd: CInt) {
+    package static func close(_ fd: CInt) {
         _ = Glibc.close(fd)
     }
 
@@ -344,3 +344,53 @@ package enum Syscall {
 
 /// `flock(2)`: Glibc's function, which inside `Syscall` the `flock` struct of fcntl hides.
 private func flockCall(_ fd: CInt, _ operation: CInt) -> CInt { flock(fd, operation) }
+
+// MARK: Child processes (WorkspaceSync's `PeerProcess`)
+
+extension Syscall {
+    /// The corresponding C function is `relay_spawn` (CRelaySystem: `posix_spawnp` with pipes
+    /// for standard input, output and error, its own process group, every other descriptor
+    /// closed): the child's pid and our ends of its three pipes.
+    package static func spawn(_ command: [String]) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
+        precondition(!command.isEmpty, "a command to start")
+        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        var ends: [CInt] = [-1, -1, -1]
+        let result = relay_spawn(command[0], argv, &pid, &ends)
+        return result == 0 ? .success((pid, ends)) : .failure(Errno(rawValue: result))
+    }
+
+    /// The corresponding C call is `waitid(P_PID, pid, WEXITED | WNOWAIT)`: waits for the child
+    /// to end, leaving it to be reaped.
+    package static func waitForExit(_ pid: pid_t) -> Result<Void, Errno> {
+        var info = siginfo_t()
+        return retrying { Glibc.waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `waitpid`: reaps the child; its wait status.
+    package static func reap(_ pid: pid_t) -> Result<Int32, Errno> {
+        var code: Int32 = 0
+        return retrying { Glibc.waitpid(pid, &code, 0) }.map { _ in code }
+    }
+
+    /// The corresponding C function is `kill`.
+    package static func signal(_ pid: pid_t, _ signal: Int32) -> Result<Void, Errno> {
+        retrying { Glibc.kill(pid, signal) }.map { _ in () }
+    }
+
+    /// The corresponding C function is `poll`, on one descriptor for input: whether it is
+    /// readable (or at its end) within `milliseconds`. EINTR is returned, not retried: the
+    /// caller's wait has a deadline.
+    package static func pollInput(_ fd: CInt, milliseconds: Int32) -> Result<Bool, Errno> {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = Glibc.poll(&entry, 1, milliseconds)
+        return ready < 0 ? .failure(Errno(rawValue: Glibc.errno)) : .success(ready > 0)
+    }
+
+    /// The corresponding C function is `read`, once, into `buffer`: how many bytes it gave (0
+    /// at the end).
+    package static func read(_ fd: CInt, into buffer: inout [UInt8]) -> Result<Int, Errno> {
+        buffer.withUnsafeMutableBytes { raw in retrying { Glibc.read(fd, raw.baseAddress!, raw.count) } }
+    }
+}

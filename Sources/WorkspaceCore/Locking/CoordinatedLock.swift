@@ -109,7 +109,11 @@ final class CoordinatedLock {
     }
 
     private static func openLockFile(_ lockFile: String, label: String) throws -> (CInt, Layout) {
-        var result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
+        // Usually the lock file is there (made by an earlier write, or ahead by a batch's
+        // prefetch thread): opened without O_CREAT, which would take the locks folder's lock
+        // exclusively and wait on that thread while it creates the next ones.
+        var result = Syscall.open(lockFile, O_RDWR)
+        if case .failure(.noSuchFileOrDirectory) = result { result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644) }
         if case .failure(.noSuchFileOrDirectory) = result {
             _ = Syscall.mkdir(Workspace.parentFolder(of: lockFile))
             result = Syscall.open(lockFile, O_RDWR | O_CREAT, mode: 0o644)
