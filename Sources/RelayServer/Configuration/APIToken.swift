@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import WorkspaceCore
 
 /// The bearer token of the HTTP API: `RELAY_API_TOKEN`, else the one kept in
 /// `.relay/api-token` (mode 0600), else — when asked — a new one written there.
@@ -47,17 +45,11 @@ public struct APIToken: Sendable, CustomStringConvertible {
         guard generate else { return nil }
         var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux
         let text = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
-        // open(2) with the mode, so the token is never readable by others, not even briefly.
-        let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw APIError(.configuration, "cannot create \(file) for the API token: \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        let bytes = Array((text + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            unlink(file)
-            throw APIError(.configuration, "cannot write the API token to \(file)")
+        // Created with its mode, so the token is never readable by others, not even briefly.
+        do {
+            try StateFile.create(file, with: Array((text + "\n").utf8), mode: 0o600, durable: true)
+        } catch {
+            throw APIError(.configuration, "cannot create \(file) for the API token: \(error)")
         }
         return (APIToken(text), .generated)
     }

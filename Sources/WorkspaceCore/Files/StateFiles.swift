@@ -38,6 +38,16 @@ package enum StateFile {
         if durable { try syncFolder(folder) }
     }
 
+    /// Creates `path`, which must not exist, holding `bytes`, with `mode` from the start (a
+    /// secret is never readable by others, not even briefly); the file and its folder are
+    /// fsynced when `durable`. On failure nothing is left.
+    /// - throws: `WorkspaceError` naming the file and the call (EEXIST as its cause when the
+    ///   file is there).
+    package static func create(_ path: String, with bytes: [UInt8], mode: mode_t, durable: Bool) throws {
+        try Syscall.createFile(path, bytes: bytes, mode: mode, sync: durable).orThrow("create", path: path)
+        if durable { try syncFolder((path as NSString).deletingLastPathComponent) }
+    }
+
     /// Makes the folder's entries (a rename, a new file) durable.
     package static func syncFolder(_ folder: String) throws {
         let fd = try Syscall.open(folder, O_RDONLY | O_DIRECTORY).orThrow("open", path: folder)

@@ -35,13 +35,12 @@ extension Workspace {
         let store = objects
         Self.prefetchQueue.async {
             for (file, path) in files {
-                let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-                guard fd >= 0 else {
+                guard case .success(let fd) = Syscall.open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
                     if creatingLocks { CoordinatedLock.prepare(lockFile: file, label: path) }
                     continue
                 }
-                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
-                Glibc.close(fd)
+                Syscall.adviseWillNeed(fd)
+                Syscall.close(fd)
             }
             for hash in contents { _ = Syscall.lstat(store.path(of: hash)) }
         }

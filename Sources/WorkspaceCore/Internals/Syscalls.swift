@@ -156,6 +156,12 @@ package enum Syscall {
         _ = relay_start_writeback(fd)
     }
 
+    /// The corresponding C function is `posix_fadvise(POSIX_FADV_WILLNEED)`: the kernel reads
+    /// the file into the page cache in the background. Advice only; failures do not matter.
+    static func adviseWillNeed(_ fd: CInt) {
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
+    }
+
     /// The corresponding C function is `syncfs`: flushes every dirty file and folder of the
     /// file system that holds `fd`, in one journal commit.
     static func syncfs(_ fd: CInt) -> Result<Void, Errno> {
