@@ -17,6 +17,8 @@ public struct WorkspaceLayout: Sendable {
     /// watcher ignores it; `relay status` and the next writer reclaim leftovers.
     public static let temporaryPrefix = ".relay-tmp-"
     public static let formatVersion = "1"
+    /// The workspace's configuration, at its root (`Workspace.relayJSON`).
+    public static let configurationFileName = "relay.json"
 
     public let root: String
     public var state: String { root + "/" + Self.stateFolderName }

@@ -141,7 +141,7 @@ struct SyncCommand: ParsableCommand {
 
     /// `"sync": {"massDeletionThreshold": 0.5}` in relay.json.
     static func massDeletionShare(_ workspace: Workspace) throws -> Double? {
-        let root = try ConfigurationObject(parsing: try workspace.read("relay.json"), file: "relay.json")
+        guard let root = try workspace.relayJSON() else { return nil }
         return try root.optionalObject("sync")?.optionalNumber("massDeletionThreshold", in: 0...1)
     }
 }

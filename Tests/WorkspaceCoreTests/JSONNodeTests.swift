@@ -1,3 +1,4 @@
+import Foundation
 import RelayJSON
 import Testing
 @testable import WorkspaceCore
@@ -49,5 +50,34 @@ struct JSONNodeTests {
         #expect {
             try chat.object.string("roster")
         } throws: { ($0 as? WorkspaceError)?.message == "relay.json:1:32: relays.chat.roster: expected a string, found a number" }
+    }
+}
+
+@Suite("relay.json parsed once: every part of a command reads the same parse until the file changes")
+struct RelayJSONOnceTests {
+    let fixture: TemporaryWorkspace
+    init() throws { fixture = try TemporaryWorkspace() }
+
+    var parses: Int { Workspace.relayJSONParses(root: fixture.workspace.root) }
+
+    @Test func readingRelayJSONAgainAndAgainParsesItOnceAndAChangeIsSeen() throws {
+        try fixture.put("relay.json", #"{"relays": {}, "sync": {"peers": []}}"#)
+        #expect(parses == 0)
+        for _ in 0..<6 { #expect(try fixture.workspace.relayJSON()?.keys == ["relays", "sync"]) }
+        #expect(parses == 1)
+        // Edited in place, as a person would: the next read sees the new document.
+        try fixture.put("relay.json", #"{"watch": {"settleMilliseconds": 50}}"#)
+        #expect(try fixture.workspace.relayJSON()?.keys == ["watch"])
+        #expect(try fixture.workspace.relayJSON()?.keys == ["watch"])
+        #expect(parses == 2)
+    }
+
+    @Test func aMissingRelayJSONIsNilAndAMalformedOneNamesItsLineAndColumn() throws {
+        try? FileManager.default.removeItem(atPath: fixture.absolute("relay.json"))
+        #expect(try fixture.workspace.relayJSON() == nil)
+        try fixture.put("relay.json", "{\n  \"relays\": ,\n}")
+        #expect {
+            try fixture.workspace.relayJSON()
+        } throws: { ($0 as? WorkspaceError)?.message.hasPrefix("relay.json:2:13:") == true }
     }
 }

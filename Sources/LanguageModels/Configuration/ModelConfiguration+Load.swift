@@ -17,6 +17,12 @@ extension ModelConfiguration {
         do { document = try JSONNode.parse(Array(data), file: file) } catch {
             throw LanguageModelError(.configuration, error.description, url: file, underlying: error)
         }
+        return try load(relayJSON: document, file: file)
+    }
+
+    /// `load(relayJSON:file:)` of a document already parsed (the workspace's relay.json, parsed
+    /// once for every part of it a command reads).
+    public static func load(relayJSON document: JSONNode, file: String) throws -> ModelConfiguration {
         guard case .object(let members) = document.value else {
             throw LanguageModelError(.configuration, "\(file):\(document.line):\(document.column): the document must be an object, not \(document.kindName)", url: file)
         }

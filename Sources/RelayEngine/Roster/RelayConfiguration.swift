@@ -88,15 +88,16 @@ public struct RelayConfiguration: Sendable, Equatable {
     /// Reads relay.json (no file, or no `"relays"`: ``fallback``).
     /// - throws: `WorkspaceError` `.invalidInput` naming relay.json, the line and the field.
     public static func load(from workspace: Workspace) throws -> RelayConfiguration {
-        let bytes: [UInt8]
-        do { bytes = try workspace.read("relay.json") } catch let error as WorkspaceError where error.code == .notFound {
-            return fallback
-        }
-        return try parse(bytes, file: "relay.json")
+        guard let root = try workspace.relayJSON() else { return fallback }
+        return try parse(root)
     }
 
     public static func parse(_ bytes: [UInt8], file: String) throws -> RelayConfiguration {
-        let root = try ConfigurationObject(parsing: bytes, file: file)
+        try parse(try ConfigurationObject(parsing: bytes, file: file))
+    }
+
+    /// The `"relays"` of relay.json's parsed document.
+    public static func parse(_ root: ConfigurationObject) throws -> RelayConfiguration {
         var contextTokens = 4096
         if let model = try root.optionalObject("model"), let tokens = try model.optionalInteger("contextTokens", in: 512...1_048_576) {
             contextTokens = tokens
@@ -109,7 +110,7 @@ public struct RelayConfiguration: Sendable, Equatable {
                 throw object.failure("'\(name)' is not a usable relay name (letters, digits, '_' and '-')")
             }
             var relay = RelayDefinition(name: name)
-            relay.location = "\(file):\(object.line):\(object.column): relays.\(name)"
+            relay.location = "\(root.file):\(object.line):\(object.column): relays.\(name)"
             try relay.readMode(from: object)
             relay.description = try object.optionalString("description") ?? ""
             relay.rosterFile = try object.optionalString("roster") ?? "AgentConfiguration.json"
@@ -128,7 +129,7 @@ public struct RelayConfiguration: Sendable, Equatable {
             for (id, agent) in try object.objectMembers("agents") {
                 try agent.allowOnly(Roster.optionalFields)
                 var override = try AgentOverride.read(from: agent)
-                override.location = "\(file):\(agent.line):\(agent.column): relays.\(name).agents.\(id)"
+                override.location = "\(root.file):\(agent.line):\(agent.column): relays.\(name).agents.\(id)"
                 relay.overrides[id] = override
             }
             relays.append(relay)

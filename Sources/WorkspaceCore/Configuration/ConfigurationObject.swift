@@ -16,6 +16,9 @@ public struct ConfigurationObject: Sendable {
     /// The field path to this object, e.g. "triggers[2]"; "" for the root.
     public let path: String
     let node: JSONNode
+    /// This object's parsed JSON (with lines and columns), for a reader outside WorkspaceCore
+    /// that has its own rules for it (LanguageModels' model section).
+    package var document: JSONNode { node }
     let members: [JSONNode.Member]
     /// What joins this object's path and a member's name in messages ("." normally).
     var separator = "."

@@ -23,8 +23,12 @@ public struct MergeRules: Sendable {
     /// Reads relay.json's rules (no file, no rules: the defaults).
     /// - throws: `WorkspaceError` `.invalidInput` naming relay.json, the line and the field.
     public static func load(from workspace: Workspace) throws -> MergeRules {
-        guard let bytes = try? workspace.read("relay.json") else { return MergeRules() }
-        return try parse(bytes, file: "relay.json")
+        let root: ConfigurationObject?
+        do { root = try workspace.relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
+            return MergeRules()  // unreadable: the defaults, as before
+        }
+        guard let root else { return MergeRules() }
+        return try parse(root)
     }
 
     /// relay.json's rules, or the defaults when relay.json cannot be read — for the places
@@ -34,7 +38,11 @@ public struct MergeRules: Sendable {
     }
 
     public static func parse(_ bytes: [UInt8], file: String) throws -> MergeRules {
-        let root = try ConfigurationObject(parsing: bytes, file: file)
+        try parse(try ConfigurationObject(parsing: bytes, file: file))
+    }
+
+    /// The `"sync"."merge"` rules of relay.json's parsed document.
+    public static func parse(_ root: ConfigurationObject) throws -> MergeRules {
         guard let sync = try root.optionalObject("sync") else { return MergeRules() }
         var rules: [(pattern: Glob, kind: MergeKind)] = []
         for rule in try sync.objects("merge") {

@@ -56,15 +56,16 @@ public struct WatchConfiguration: Sendable, Equatable {
     ///
     /// - throws: `WorkspaceError` `.invalidInput` naming the file, line, column and field.
     public static func load(from workspace: Workspace) throws -> WatchConfiguration {
-        let bytes: [UInt8]
-        do { bytes = try workspace.read("relay.json") } catch let error as WorkspaceError where error.code == .notFound {
-            return WatchConfiguration()
-        }
-        return try parse(bytes, file: "relay.json")
+        guard let root = try workspace.relayJSON() else { return WatchConfiguration() }
+        return try parse(root)
     }
 
     public static func parse(_ bytes: [UInt8], file: String) throws -> WatchConfiguration {
-        let root = try ConfigurationObject(parsing: bytes, file: file)
+        try parse(try ConfigurationObject(parsing: bytes, file: file))
+    }
+
+    /// The triggers and watch settings of relay.json's parsed document.
+    public static func parse(_ root: ConfigurationObject) throws -> WatchConfiguration {
         try root.allowOnly(topLevelFields)
         let relayNames = try root.objectMembers("relays").map(\.name)
         var configuration = WatchConfiguration()

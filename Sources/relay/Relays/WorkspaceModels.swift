@@ -10,8 +10,14 @@ extension ModelProvider {
     /// - throws: `LanguageModelError` `.configuration` or `WorkspaceError` for a bad relay.json.
     static func forWorkspace(_ workspace: Workspace, model override: String? = nil) throws -> ModelProvider {
         var configuration = ModelConfiguration.localDefault
-        if let bytes = try? workspace.read("relay.json") {
-            configuration = try ModelConfiguration.load(relayJSON: Data(bytes), file: workspace.root + "/relay.json")
+        // An unreadable relay.json leaves the local default; one that is not JSON is an error
+        // naming its line and column, as every part of relay.json reports it.
+        let document: ConfigurationObject?
+        do { document = try workspace.relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
+            document = nil
+        }
+        if let document {
+            configuration = try ModelConfiguration.load(relayJSON: document.document, file: workspace.root + "/relay.json")
         }
         var environment = ProcessInfo.processInfo.environment
         configuration = configuration.applyingEnvironment(environment)
