@@ -58,19 +58,14 @@ extension Workspace {
                 let displaced = try install(temporary, at: target, sync: false)
                 let previous = try read(displaced, path: target)
                 if Expected.matches(previous, expected), case .file(let displacedPath) = displaced, let previous,
-                   try wroteIntoDisplaced(displacedPath, since: previous.identity, installedByUs: lock.isLastInstalled(previous.identity)) {
+                   try !handBackInPlaceSaves([DisplacedVersion(displaced: displacedPath, target: target, before: previous.identity, lock: lock)]).isEmpty {
                     // An editor that had the file open wrote into it just after the swap (an
-                    // in-place save: open, truncate, write). Its writes went to the version we
-                    // displaced: swap it straight back and start again from it.
-                    logger.info("an in-place save landed just after an update's swap; swapping back", metadata: ["relay.path": "\(target.relative)"])
-                    if case .success = Syscall.exchange(displacedPath, target.absolute) {
-                        _ = Syscall.unlink(displacedPath)
-                        lock.clearIntent()
-                        try waitUntilQuiet(target, lock: lock)
-                        input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
-                        expected = input.map(Expected.init)
-                        continue
-                    }
+                    // in-place save: open, truncate, write): its version is back in place.
+                    // Start again from it.
+                    try waitUntilQuiet(target, lock: lock)
+                    input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                    expected = input.map(Expected.init)
+                    continue
                 }
                 if Expected.matches(previous, expected) {
                     if durable { try syncFolder(target.parentAbsolute) }
@@ -117,25 +112,6 @@ extension Workspace {
                 "\(target.relative): changed by someone else \(maximumAttempts) times while updating; gave up without writing",
                 path: target.relative)
         }
-    }
-
-    /// Tells whether the displaced file changed after it was read: an editor that opened it
-    /// before the swap wrote into it. While somebody still has it open (an editor between its
-    /// open and its write, however slow), this waits for them to close it, up to a second; where
-    /// that cannot be known (no leases), one quiet period — not for the version Relay itself
-    /// installed last (`installedByUs`), which is still checked by the lease and its stamp: an
-    /// editor may have opened Relay's own last write too (a person's in-place save was lost
-    /// that way under load, once in ten runs of EditorRaceTests with two busy cores).
-    private func wroteIntoDisplaced(_ path: String, since identity: FileIdentity, installedByUs: Bool) throws -> Bool {
-        let deadline = Syscall.nowNanoseconds() + 1_000_000_000
-        var open = Syscall.isOpenElsewhere(path)
-        while open == true, Syscall.nowNanoseconds() < deadline {
-            Syscall.sleep(nanoseconds: 2_000_000)
-            open = Syscall.isOpenElsewhere(path)
-        }
-        if open == nil && !installedByUs { Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds) }
-        guard let now = try FileSnapshot.identity(path, displayPath: path) else { return false }
-        return now.size != identity.size || now.modifiedNanoseconds != identity.modifiedNanoseconds
     }
 
     /// Removes a displaced file that needs no archiving (our own earlier attempt).

@@ -257,32 +257,23 @@ public final class WriteBatch {
         timings.mark("install \(items.count)")
 
         // An editor that had a displaced file open may still write into it (an in-place save:
-        // open, truncate, write). One quiet period for the whole batch, then any displaced
-        // file that moved is swapped back into place and ours dropped. A displaced file that is
-        // Relay's own last write makes the batch wait only when somebody has it open (a lease
-        // says so), but is checked all the same: an editor may have opened that one too.
+        // open, truncate, write): one wait for the whole batch, then any displaced file that
+        // moved is swapped back into place and ours dropped (`handBackInPlaceSaves`, as an
+        // update does for its one file).
         let displacedFiles = installed.indices.filter { index in
             guard case .file = installed[index].displaced, installed[index].previous != nil else { return false }
             return true
         }
-        let mustWait = displacedFiles.contains { index in
-            guard case .file(let path) = installed[index].displaced, let previous = installed[index].previous else { return false }
-            return !installed[index].staged.lock.isLastInstalled(previous.identity) || Syscall.isOpenElsewhere(path) == true
-        }
-        var handedBack = Set<Int>()
-        if mustWait { Syscall.sleep(nanoseconds: Workspace.quietPeriodNanoseconds) }
-        for index in displacedFiles {
-            guard case .file(let displacedPath) = installed[index].displaced, let before = installed[index].previous?.identity,
-                  let now = try FileSnapshot.identity(displacedPath, displayPath: installed[index].staged.target.relative),
-                  now.size != before.size || now.modifiedNanoseconds != before.modifiedNanoseconds,
-                  case .success = Syscall.exchange(displacedPath, installed[index].staged.target.absolute) else { continue }
-            _ = Syscall.unlink(displacedPath)
-            installed[index].staged.lock.clearIntent()
-            handedBack.insert(index)
+        let handedBack = Set(try quick.handBackInPlaceSaves(displacedFiles.map { index in
+            guard case .file(let path) = installed[index].displaced, let previous = installed[index].previous else { preconditionFailure("filtered above") }
+            return Workspace.DisplacedVersion(displaced: path, target: installed[index].staged.target, before: previous.identity,
+                                              lock: installed[index].staged.lock)
+        }).map { displacedFiles[$0] })
+        for index in handedBack.sorted() {
             outcomes.append(Outcome(path: installed[index].staged.target.relative, result: nil, stamp: nil))
         }
 
-        timings.mark("quiet \(mustWait ? "waited" : "not needed"), \(displacedFiles.count) checked")
+        timings.mark("in-place saves: \(displacedFiles.count) checked, \(handedBack.count) handed back")
         // The history lines of the whole batch, written together below.
         var records: [VersionRecord] = []
         for removal in removing {
