@@ -152,6 +152,20 @@ let package = Package(
             name: "relay-eval",
             path: "Tests/Benchmarks/relay-eval"
         ),
+        // What the test targets share (not shipped): one scratch workspace (with a relay roster for
+        // the engine's tests; replicas served over the sync protocol on a thread), one lock box,
+        // one test model, one fake model server (in-process, SwiftNIO), one seeded generator.
+        .target(
+            name: "RelayTestKit",
+            dependencies: [
+                "WorkspaceCore", "WorkspaceSync", "LanguageModels", "RelayEngine",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/RelayTestKit"
+        ),
         .testTarget(
             name: "LanguageModelsTests",
             dependencies: [
