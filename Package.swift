@@ -166,22 +166,19 @@ let package = Package(
             ],
             path: "Tests/RelayTestKit"
         ),
+        // Unit tests: temporary folders and in-process doubles; no external program, no child
+        // process, no real model server.
         .testTarget(
             name: "LanguageModelsTests",
-            dependencies: [
-                "LanguageModels",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            dependencies: ["LanguageModels", "RelayTestKit", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "WorkspaceCoreTests",
-            dependencies: ["WorkspaceCore", "RelayJSON"]
+            dependencies: ["WorkspaceCore", "RelayJSON", "RelayTestKit"]
         ),
         .testTarget(
             name: "WorkspaceSyncTests",
-            dependencies: ["WorkspaceSync", "WorkspaceCore", "RelaySQLite"]
+            dependencies: ["WorkspaceSync", "WorkspaceCore", "RelaySQLite", "RelayTestKit"]
         ),
         .testTarget(
             name: "WorkspaceWatcherTests",
@@ -189,11 +186,17 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayEngineTests",
-            dependencies: ["RelayEngine", "WorkspaceCore", "LanguageModels"]
+            dependencies: ["RelayEngine", "WorkspaceCore", "LanguageModels", "RelayTestKit"]
         ),
+        // Integration tests: the real binaries, real processes, real inotify, real servers (the
+        // local llama-server when one runs), real converters (pdftotext, pandoc), and the long
+        // randomized sync property run (`make soak` runs it longer).
         .testTarget(
             name: "RelayIntegrationTests",
-            dependencies: ["WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "relay", "relay-stress"]
+            dependencies: [
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayTestKit",
+                "relay", "relay-stress",
+            ]
         ),
     ]
 )

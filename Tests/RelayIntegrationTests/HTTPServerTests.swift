@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import RelayTestKit
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -197,7 +198,7 @@ import Glibc
     }
 
     @Test func sigtermWithAClientConnectedStopsCleanlyAndKeepsTheRun() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let model = FakeModelServer(delay: 2, log: s.base + "/requests.log")
         try model.start()

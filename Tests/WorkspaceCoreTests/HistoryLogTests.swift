@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("History of write batches: one file per batch, read with each path's own, merged when many")
 struct HistoryLogTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace(durable: true) }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core(durable: true) }
     var workspace: Workspace { fixture.workspace }
     var batches: String { workspace.layout.historyBatches }
 

@@ -1,11 +1,12 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("The coordinated-write lock")
 struct LockTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
 
     @Test func aHeldLockMakesASecondWriterFailAfterItsTimeoutNamingTheFile() throws {
         var impatient = fixture.workspace
@@ -22,7 +23,7 @@ struct LockTests {
         }
         let waited = Date().timeIntervalSince(started)
         #expect(waited >= 0.29)
-        #expect(!FileManager.default.fileExists(atPath: fixture.absolute("Journal/user/today.md")))
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("Journal/user/today.md")))
     }
 
     /// A lock file this version makes holds its label, intent and last-installed records in
@@ -53,7 +54,7 @@ struct LockTests {
         try workspace.write("old.md", string: "1\n")
         let file = workspace.lockFile(key: Workspace.lockKey("old.md"))
         let leftoverName = WorkspaceLayout.temporaryPrefix + Workspace.lockKey("old.md") + "-0badc0de"
-        try "half\n".write(toFile: fixture.absolute(leftoverName), atomically: false, encoding: .utf8)
+        try "half\n".write(toFile: fixture.path(leftoverName), atomically: false, encoding: .utf8)
         // The earlier layout, written by hand: label, intent at 4096, installed at 4608.
         var bytes = Array("old.md\n".utf8)
         bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
@@ -63,7 +64,7 @@ struct LockTests {
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         #expect(CoordinatedLock.Layout.of(size: bytes.count) == .legacy)
         try workspace.write("old.md", string: "2\n")
-        #expect(!FileManager.default.fileExists(atPath: fixture.absolute(leftoverName)), "the leftover named at 4096 was not removed")
+        #expect(!FileManager.default.fileExists(atPath: fixture.path(leftoverName)), "the leftover named at 4096 was not removed")
         // The write's last-installed record went to 4608, where it is read back.
         let stamp = try #require(workspace.stamp(ofFileAt: "old.md"))
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
