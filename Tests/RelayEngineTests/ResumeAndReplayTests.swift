@@ -35,12 +35,15 @@ import WorkspaceCore
         let hanging = TestModel([.text("plan"), .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("facts")), .hang(partial: "HALF-WRITTEN ANSWER")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
-        let box = LockedBox<[RelayEvent]>([])
-        let task = Task { try await engine.execute(manifest.id) { event in box.mutate { $0.append(event) } } }
-        // Wait until Wren is streaming.
-        for _ in 0..<400 where !box.value.contains(where: { if case .textDelta(_, "writer", _) = $0 { return true } else { return false } }) {
-            try await Task.sleep(for: .milliseconds(5))
+        let wrenStreams = Gate()
+        let task = Task {
+            defer { wrenStreams.open() }  // a run that ends early must not leave the test waiting
+            try await engine.execute(manifest.id) { event in
+                if case .textDelta(_, "writer", _) = event { wrenStreams.open() }
+            }
         }
+        // Wait until Wren is streaming.
+        await wrenStreams.wait()
         let transcriptPath = Conversation.transcriptPath(forChat: manifest.chatFile)
         let during = try #require(scratch.contents(transcriptPath))
         #expect(!during.contains("HALF-WRITTEN"), "the streaming message is not in the transcript")

@@ -32,11 +32,14 @@ import WorkspaceCore
         let hanging = TestModel([.text("plan"), .hang(partial: "half")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
-        let box = LockedBox<[RelayEvent]>([])
-        let task = Task { try await engine.execute(manifest.id, stopReason: { "stopped by a person" }) { event in box.mutate { $0.append(event) } } }
-        for _ in 0..<400 where !box.value.contains(where: { if case .textDelta(_, "researcher", _) = $0 { return true } else { return false } }) {
-            try await Task.sleep(for: .milliseconds(5))
+        let remyStreams = Gate()
+        let task = Task {
+            defer { remyStreams.open() }  // a run that ends early must not leave the test waiting
+            try await engine.execute(manifest.id, stopReason: { "stopped by a person" }) { event in
+                if case .textDelta(_, "researcher", _) = event { remyStreams.open() }
+            }
         }
+        await remyStreams.wait()
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         let store = RunStore(workspace: scratch.workspace)

@@ -143,7 +143,9 @@ struct HistoryLogTests {
             _ = try batch.commit()
             if round % 10 == 9 { try HistoryLog.compact(batches, threshold: 4) }
             let seen = shared.withLock { $0.readings }
-            for _ in 0..<2_000 where shared.withLock({ $0.readings }) < seen + 2 { usleep(1_000) }
+            // Two more readings before the next round, however slow the reader's thread is: the
+            // reader runs alongside every round, not by a clock.
+            while shared.withLock({ $0.readings }) < seen + 2 { usleep(1_000) }
         }
         shared.withLock { $0.finished = true }
         readerDone.wait()

@@ -11,7 +11,8 @@ struct LockTests {
     @Test func aHeldLockMakesASecondWriterFailAfterItsTimeoutNamingTheFile() throws {
         var impatient = fixture.workspace
         impatient.lockTimeout = .milliseconds(300)
-        let started = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
         try fixture.workspace.withLock("Journal/user/today.md") {
             #expect {
                 try impatient.append("Journal/user/today.md", line: "blocked")
@@ -21,8 +22,9 @@ struct LockTests {
                     && error?.message.contains("0.3 s") == true
             }
         }
-        let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 0.29)
+        // A lower bound (it waited out its timeout) on the monotonic clock: no load can break it.
+        let waited = clock.now - started
+        #expect(waited >= .milliseconds(290))
         #expect(!FileManager.default.fileExists(atPath: fixture.path("Journal/user/today.md")))
     }
 
@@ -100,9 +102,11 @@ struct LockTests {
         CoordinatedLock.countRefusals(of: lockFile)
         defer { CoordinatedLock.stopCountingRefusals(of: lockFile) }
         let done = LockedBox(false)
+        let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
             _ = try? workspace.append("w.md", line: "after release")
             done.mutate { $0 = true }
+            finished.signal()
         }
         thread.start()
         // Not a pause: the writer is seen trying the held lock and being refused, three times.
@@ -110,7 +114,7 @@ struct LockTests {
         #expect(!done.value)
         #expect(fixture.contents("w.md") == nil)
         holder.release()
-        for _ in 0..<200 where !done.value { Thread.sleep(forTimeInterval: 0.01) }
+        finished.wait()
         #expect(done.value && fixture.contents("w.md") == "after release\n")
     }
 

@@ -366,10 +366,13 @@ struct IndexChangesTests {
         let a = try ScratchWorkspace(in: base, name: "laptop")
         let index = try SyncIndex(workspace: a.workspace)
         try a.write("a.md", "one\n")
+        // Not a pause across the tick: the file's time is set, a minute ahead of the scan and
+        // then a minute before it, so no load can move the scan in or out of the window.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: a.path("a.md"))
         try index.refresh()
         let hash = ContentHash(of: "one\n").hex
         #expect(try index.vouchedStamp("a.md", hash: hash) == nil, "modified within the racy window of the scan")
-        usleep(30_000)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: a.path("a.md"))
         try index.refresh()
         let stamp = try #require(try index.vouchedStamp("a.md", hash: hash), "scanned again once the tick was over")
         #expect(stamp == a.workspace.stamp(ofFileAt: "a.md"))
