@@ -83,18 +83,16 @@ final class CrashingEndpoint: ReplicaEndpoint {
 
     /// Shared by both sides of one sync: the process dies once for both. Both sides refresh,
     /// and flush, at once (on two threads).
-    final class Fuse: @unchecked Sendable {
-        private var remaining: Int
-        private var blown = false
-        private let lock = NSLock()
-        init(calls: Int) { remaining = calls }
+    final class Fuse: Sendable {
+        private let state: LockedBox<(remaining: Int, blown: Bool)>
+        init(calls: Int) { state = LockedBox((calls, false)) }
         /// Calls left before the crash.
-        var left: Int { lock.withLock { remaining } }
+        var left: Int { state.value.remaining }
         func tick() throws {
-            try lock.withLock {
-                if blown { throw SimulatedCrash() }
-                remaining -= 1
-                if remaining < 0 { blown = true; throw SimulatedCrash() }
+            try state.mutate { state in
+                if state.blown { throw SimulatedCrash() }
+                state.remaining -= 1
+                if state.remaining < 0 { state.blown = true; throw SimulatedCrash() }
             }
         }
     }

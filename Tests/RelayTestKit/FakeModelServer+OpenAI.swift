@@ -21,7 +21,7 @@ extension FakeModelServer {
     ///
     /// - parameter delay: seconds it waits before each chat reply.
     public static func openAICompatible(delay: Double, log: String) -> @Sendable (Request, Int) -> Response {
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let slowSeen = LockedBox<Set<String>>([])
         let chats = LockedBox(0)
         return { request, _ in
