@@ -154,22 +154,33 @@ let package = Package(
             name: "relay-eval",
             path: "Tests/Benchmarks/relay-eval"
         ),
-        .testTarget(
-            name: "LanguageModelsTests",
+        // What the test targets share (not shipped): one scratch workspace (with a relay roster for
+        // the engine's tests; replicas served over the sync protocol on a thread), one lock box,
+        // one test model, one fake model server (in-process, SwiftNIO), one seeded generator.
+        .target(
+            name: "RelayTestKit",
             dependencies: [
-                "LanguageModels",
+                "WorkspaceCore", "WorkspaceSync", "LanguageModels", "RelayEngine",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            path: "Tests/RelayTestKit"
+        ),
+        // Unit tests: temporary folders and in-process doubles; no external program, no child
+        // process, no real model server.
+        .testTarget(
+            name: "LanguageModelsTests",
+            dependencies: ["LanguageModels", "RelayTestKit", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "WorkspaceCoreTests",
-            dependencies: ["WorkspaceCore", "RelayJSON"]
+            dependencies: ["WorkspaceCore", "RelayJSON", "RelayTestKit"]
         ),
         .testTarget(
             name: "WorkspaceSyncTests",
-            dependencies: ["WorkspaceSync", "WorkspaceCore", "RelaySQLite"]
+            dependencies: ["WorkspaceSync", "WorkspaceCore", "RelaySQLite", "RelayTestKit"]
         ),
         .testTarget(
             name: "WorkspaceWatcherTests",
@@ -177,11 +188,17 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayEngineTests",
-            dependencies: ["RelayEngine", "WorkspaceCore", "LanguageModels"]
+            dependencies: ["RelayEngine", "WorkspaceCore", "LanguageModels", "RelayTestKit"]
         ),
+        // Integration tests: the real binaries, real processes, real inotify, real servers (the
+        // local llama-server when one runs), real converters (pdftotext, pandoc), and the long
+        // randomized sync property run (`make soak` runs it longer).
         .testTarget(
             name: "RelayIntegrationTests",
-            dependencies: ["WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "relay", "relay-stress"]
+            dependencies: [
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayTestKit",
+                "relay", "relay-stress",
+            ]
         ),
     ]
 )

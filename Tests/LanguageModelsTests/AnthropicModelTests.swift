@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import RelayTestKit
 import Testing
 @testable import LanguageModels
 
@@ -8,7 +9,7 @@ import Testing
 /// wire format (named events, content blocks, input_json_delta).
 @Suite("Anthropic Messages client")
 struct AnthropicModelTests {
-    static func model(_ server: WireServer) -> AnthropicModel {
+    static func model(_ server: FakeModelServer) -> AnthropicModel {
         var settings = ModelHTTPSettings()
         settings.initialBackoff = .milliseconds(10)
         return AnthropicModel(baseURL: server.baseURL, model: "claude-test", apiKey: "sk-test", settings: settings, logger: Logger(label: "test"))
@@ -28,7 +29,7 @@ struct AnthropicModelTests {
         + event("message_stop", #"{"type":"message_stop"}"#)
 
     @Test func aStreamCutMidLineAndMidCharacterGivesTheTextAndUsage() async throws {
-        let server = try await WireServer { _, _ in .sse(bytes: byteChunks(Self.textStream, size: 5), gap: .milliseconds(1)) }
+        let server = try await FakeModelServer.start { _, _ in .sse(bytes: byteChunks(Self.textStream, size: 5), gap: .milliseconds(1)) }
         defer { Task { await server.stop() } }
         let request = ModelRequest(messages: [.system("Be kind."), .user("Alpacas?")], options: ModelOptions(temperature: 0.2))
         let (events, error) = await collect(Self.model(server).stream(request))
@@ -62,7 +63,7 @@ struct AnthropicModelTests {
             + Self.event("message_delta", #"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#)
             + Self.event("message_stop", #"{"type":"message_stop"}"#)
         let body = stream
-        let server = try await WireServer { _, _ in .sse(bytes: byteChunks(body, size: 64), gap: .milliseconds(1)) }
+        let server = try await FakeModelServer.start { _, _ in .sse(bytes: byteChunks(body, size: 64), gap: .milliseconds(1)) }
         defer { Task { await server.stop() } }
         let tool = ToolDefinition(name: "read_file", description: "Read a file.", parameters: ["type": "object"])
         let (events, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("read")], tools: [tool], options: ModelOptions(toolChoice: .required))))
@@ -79,7 +80,7 @@ struct AnthropicModelTests {
     }
 
     @Test func toolResultsGoBackAsToolResultBlocksOfAUserTurn() async throws {
-        let server = try await WireServer { _, _ in .sse(Self.textStream) }
+        let server = try await FakeModelServer.start { _, _ in .sse(Self.textStream) }
         defer { Task { await server.stop() } }
         let call = ToolCall(id: "toolu_01", name: "read_file", arguments: #"{"path":"a.md"}"#)
         _ = try await Self.model(server).complete(ModelRequest(messages: [
@@ -95,7 +96,7 @@ struct AnthropicModelTests {
     }
 
     @Test func anOverloadedServerIsRetried() async throws {
-        let server = try await WireServer { _, number in
+        let server = try await FakeModelServer.start { _, number in
             number == 0 ? .json(529, #"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#) : .sse(Self.textStream)
         }
         defer { Task { await server.stop() } }
@@ -106,7 +107,7 @@ struct AnthropicModelTests {
 
     @Test func anErrorEventMidStreamIsAnErrorWithItsMessage() async throws {
         let stream = Self.start + Self.event("error", #"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
-        let server = try await WireServer { _, _ in .sse([stream]) }
+        let server = try await FakeModelServer.start { _, _ in .sse([stream]) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         let failure = try #require(error as? LanguageModelError)
@@ -114,21 +115,21 @@ struct AnthropicModelTests {
     }
 
     @Test func malformedEventJSONIsAClearError() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.start, "event: content_block_delta\ndata: {not json\n\n"]) }
+        let server = try await FakeModelServer.start { _, _ in .sse([Self.start, "event: content_block_delta\ndata: {not json\n\n"]) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect((error as? LanguageModelError)?.code == .malformedResponse)
     }
 
     @Test func aStreamWithoutMessageStopIsAnError() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.start]) }
+        let server = try await FakeModelServer.start { _, _ in .sse([Self.start]) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect((error as? LanguageModelError)?.message.contains("message_stop") == true)
     }
 
     @Test func noServerNamesTheURL() async throws {
-        let url = "http://127.0.0.1:\(try refusedPort())/v1"
+        let url = "http://127.0.0.1:\(FakeModelServer.freePort())/v1"
         let model = AnthropicModel(baseURL: url, model: "m", apiKey: "k", logger: Logger(label: "test"))
         let (_, error) = await collect(model.stream(ModelRequest(messages: [.user("hi")])))
         let failure = try #require(error as? LanguageModelError)

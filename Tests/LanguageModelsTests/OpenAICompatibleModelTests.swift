@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import RelayTestKit
 import Testing
 @testable import LanguageModels
 
@@ -10,7 +11,7 @@ import Testing
 struct OpenAICompatibleModelTests {
     static let logger = Logger(label: "test")
 
-    static func model(_ server: WireServer, settings: ModelHTTPSettings = fastSettings) -> OpenAICompatibleModel {
+    static func model(_ server: FakeModelServer, settings: ModelHTTPSettings = fastSettings) -> OpenAICompatibleModel {
         OpenAICompatibleModel(baseURL: server.baseURL, model: "test-model", settings: settings, logger: logger)
     }
 
@@ -34,7 +35,7 @@ struct OpenAICompatibleModelTests {
 
     @Test func aStreamCutMidLineAndMidCharacterGivesTheWholeTextAndUsage() async throws {
         // 7-byte pieces cut "🦙" (4 bytes) and "é" (2 bytes) and nearly every line.
-        let server = try await WireServer { _, _ in .sse(bytes: byteChunks(Self.textStream, size: 7), gap: .milliseconds(2)) }
+        let server = try await FakeModelServer.start { _, _ in .sse(bytes: byteChunks(Self.textStream, size: 7), gap: .milliseconds(2)) }
         defer { Task { await server.stop() } }
         let (events, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.system("Be brief."), .user("Llamas?")])))
         #expect(error == nil)
@@ -67,7 +68,7 @@ struct OpenAICompatibleModelTests {
         stream += Self.chunk(#"{"tool_calls":[{"index":1,"id":"call_def","type":"function","function":{"name":"list_files","arguments":"{}"}}]}"#)
         stream += Self.chunk("{}", finish: "tool_calls") + Self.usageChunk + "data: [DONE]\n\n"
         let body = stream
-        let server = try await WireServer { _, _ in .sse(bytes: byteChunks(body, size: 50), gap: .milliseconds(1)) }
+        let server = try await FakeModelServer.start { _, _ in .sse(bytes: byteChunks(body, size: 50), gap: .milliseconds(1)) }
         defer { Task { await server.stop() } }
         let readFile = ToolDefinition(name: "read_file", description: "Read a file.", parameters: ["type": "object", "properties": ["path": ["type": "string"]]])
         let (events, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("read it")], tools: [readFile])))
@@ -83,25 +84,25 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func a429IsRetriedAfterTheServersRetryAfter() async throws {
-        let server = try await WireServer { _, number in
+        let server = try await FakeModelServer.start { _, number in
             number == 0 ? .json(429, #"{"error":{"message":"slow down"}}"#, headers: [("Retry-After", "1")]) : .sse(Self.textStream)
         }
         defer { Task { await server.stop() } }
         // The wait the client chose, from its log line, not from a clock: Retry-After's
         // 1 second, not the 10 ms back-off of these settings.
-        let lines = CapturedLog()
+        let lines = LockedBox<[CapturedLine]>([])
         var logger = Logger(label: "test") { _ in CapturingLogHandler(lines) }
         logger.logLevel = .info
         let model = OpenAICompatibleModel(baseURL: server.baseURL, model: "test-model", settings: Self.fastSettings, logger: logger)
         let reply = try await model.complete(ModelRequest(messages: [.user("hi")]))
         #expect(reply.text == "Llamas 🦙 are camélids.")
         #expect(server.requests.count == 2)
-        let retry = try #require(lines.entries.first { $0.metadata["relay.model.status"] == "429" }, "no retry was logged")
+        let retry = try #require(lines.value.first { $0.metadata["relay.model.status"] == "429" }, "no retry was logged")
         #expect(retry.metadata["relay.model.retry_in_s"] == "1.0", "Retry-After: 1 was not honoured: \(retry.metadata)")
     }
 
     @Test func repeated500sFailAfterTheLastAttemptWithTheServersMessage() async throws {
-        let server = try await WireServer { _, _ in .json(500, #"{"error":{"message":"out of memory"}}"#) }
+        let server = try await FakeModelServer.start { _, _ in .json(500, #"{"error":{"message":"out of memory"}}"#) }
         defer { Task { await server.stop() } }
         await #expect {
             _ = try await Self.model(server).complete(ModelRequest(messages: [.user("hi")]))
@@ -114,7 +115,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aBadRequestIsNotRetried() async throws {
-        let server = try await WireServer { _, _ in .json(400, #"{"error":{"message":"bad schema"}}"#) }
+        let server = try await FakeModelServer.start { _, _ in .json(400, #"{"error":{"message":"bad schema"}}"#) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect((error as? LanguageModelError)?.status == 400 && (error as? LanguageModelError)?.message.contains("bad schema") == true)
@@ -122,7 +123,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aRefusedKeyNamesTheVariableToSet() async throws {
-        let server = try await WireServer { _, _ in .json(401, #"{"error":{"message":"invalid api key"}}"#) }
+        let server = try await FakeModelServer.start { _, _ in .json(401, #"{"error":{"message":"invalid api key"}}"#) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         let failure = try #require(error as? LanguageModelError)
@@ -130,7 +131,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aChunkThatIsNotJSONIsAClearErrorNamingTheURL() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.chunk(#"{"content":"ok"}"#), "data: {\"choices\": [oops\n\n"]) }
+        let server = try await FakeModelServer.start { _, _ in .sse([Self.chunk(#"{"content":"ok"}"#), "data: {\"choices\": [oops\n\n"]) }
         defer { Task { await server.stop() } }
         let (events, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect(events == [.text("ok")])
@@ -139,7 +140,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aStreamThatEndsWithoutFinishingIsAnError() async throws {
-        let server = try await WireServer { _, _ in
+        let server = try await FakeModelServer.start { _, _ in
             .reply(status: 200, headers: [("Content-Type", "text/event-stream")], chunks: [Array(Self.chunk(#"{"content":"half"}"#).utf8)], gap: .milliseconds(5), hangUp: true)
         }
         defer { Task { await server.stop() } }
@@ -149,7 +150,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aServerThatStallsTimesOut() async throws {
-        let server = try await WireServer { _, _ in .stall }
+        let server = try await FakeModelServer.start { _, _ in .stall }
         defer { Task { await server.stop() } }
         var settings = Self.fastSettings
         settings.idleTimeout = .milliseconds(500)
@@ -159,7 +160,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aServerThatStallsMidReplyTimesOut() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.chunk(#"{"content":"first"}"#), Self.chunk(#"{"content":"never"}"#)], gap: .seconds(30)) }
+        let server = try await FakeModelServer.start { _, _ in .sse([Self.chunk(#"{"content":"first"}"#), Self.chunk(#"{"content":"never"}"#)], gap: .seconds(30)) }
         defer { Task { await server.stop() } }
         var settings = Self.fastSettings
         settings.idleTimeout = .milliseconds(400)
@@ -169,7 +170,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func noServerIsAClearErrorThatNamesTheURLAndWhatToDo() async throws {
-        let url = "http://127.0.0.1:\(try refusedPort())/v1"
+        let url = "http://127.0.0.1:\(FakeModelServer.freePort())/v1"
         var settings = Self.fastSettings
         settings.connectTimeout = .seconds(60)
         let model = OpenAICompatibleModel(baseURL: url, model: "m", settings: settings, logger: Self.logger)
@@ -182,7 +183,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func aResponseSchemaGoesOutAsResponseFormat() async throws {
-        let server = try await WireServer { _, _ in .sse(Self.textStream) }
+        let server = try await FakeModelServer.start { _, _ in .sse(Self.textStream) }
         defer { Task { await server.stop() } }
         let schema: JSONValue = ["type": "object", "properties": ["answer": ["type": "string"]]]
         _ = try await Self.model(server).complete(ModelRequest(messages: [.user("hi")], options: ModelOptions(maxTokens: 5, responseSchema: ResponseSchema(name: "reply", schema: schema))))
@@ -194,7 +195,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func stoppingEarlyCancelsTheRequestAndTheNextOneStillWorks() async throws {
-        let server = try await WireServer { _, number in
+        let server = try await FakeModelServer.start { _, number in
             number == 0 ? .sse([Self.chunk(#"{"content":"one"}"#), Self.chunk(#"{"content":"two"}"#)], gap: .seconds(30)) : .sse(Self.textStream)
         }
         defer { Task { await server.stop() } }
@@ -210,7 +211,7 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func servedModelsReadsTheModelList() async throws {
-        let server = try await WireServer { request, _ in
+        let server = try await FakeModelServer.start { request, _ in
             request.uri == "/v1/models" ? .json(200, #"{"object":"list","data":[{"id":"SmolLM2-135M-Instruct","object":"model"}]}"#) : .json(404, "{}")
         }
         defer { Task { await server.stop() } }
@@ -218,34 +219,31 @@ struct OpenAICompatibleModelTests {
     }
 
     @Test func anErrorEventMidStreamEndsTheStreamWithTheServersMessage() async throws {
-        let server = try await WireServer { _, _ in .sse([Self.chunk(#"{"content":"a"}"#), #"data: {"error":{"code":500,"message":"context size exceeded"}}"# + "\n\n"]) }
+        let server = try await FakeModelServer.start { _, _ in .sse([Self.chunk(#"{"content":"a"}"#), #"data: {"error":{"code":500,"message":"context size exceeded"}}"# + "\n\n"]) }
         defer { Task { await server.stop() } }
         let (_, error) = await collect(Self.model(server).stream(ModelRequest(messages: [.user("hi")])))
         #expect((error as? LanguageModelError)?.message.contains("context size exceeded") == true)
     }
 }
 
-/// Log lines a test reads back: message and metadata as strings.
-final class CapturedLog: @unchecked Sendable {
-    struct Entry { var message: String; var metadata: [String: String] }
-    private let lock = NSLock()
-    private var stored: [Entry] = []
-    var entries: [Entry] { lock.withLock { stored } }
-    func add(_ entry: Entry) { lock.withLock { stored.append(entry) } }
+/// A log line a test reads back: message and metadata as strings.
+struct CapturedLine: Sendable {
+    var message: String
+    var metadata: [String: String]
 }
 
-/// A swift-log handler that keeps every line in a `CapturedLog`.
+/// A swift-log handler that keeps every line in a lock box.
 struct CapturingLogHandler: LogHandler {
-    let log: CapturedLog
+    let log: LockedBox<[CapturedLine]>
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
-    init(_ log: CapturedLog) { self.log = log }
+    init(_ log: LockedBox<[CapturedLine]>) { self.log = log }
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
     func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
         let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
-        log.add(.init(message: message.description, metadata: all.mapValues { "\($0)" }))
+        log.mutate { $0.append(CapturedLine(message: message.description, metadata: all.mapValues { "\($0)" })) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import LanguageModels
 

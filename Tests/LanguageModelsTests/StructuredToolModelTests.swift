@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RelayTestKit
 import Testing
 @testable import LanguageModels
 
@@ -19,12 +20,12 @@ struct StructuredToolModelTests {
     }
     static let usage = #"data: {"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":12}}"# + "\n\n"
 
-    static func client(_ server: WireServer) -> OpenAICompatibleModel {
+    static func client(_ server: FakeModelServer) -> OpenAICompatibleModel {
         OpenAICompatibleModel(baseURL: server.baseURL, model: "m", logger: Logger(label: "test"))
     }
 
     @Test func aStructuredReplyGivesTheSameEventsAsANativeToolCall() async throws {
-        let native = try await WireServer { _, _ in
+        let native = try await FakeModelServer.start { _, _ in
             .sse([
                 #"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]},"finish_reason":null}]}"# + "\n\n",
                 #"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"context.md\"}"}}]},"finish_reason":null}]}"# + "\n\n",
@@ -32,7 +33,7 @@ struct StructuredToolModelTests {
             ])
         }
         // What llama-server streams under a json_schema grammar: the JSON as ordinary content.
-        let structured = try await WireServer { _, _ in
+        let structured = try await FakeModelServer.start { _, _ in
             .sse([Self.chunk(#"{"tool": "read_"#), Self.chunk(#"file", "arguments": {"path": "#), Self.chunk(#""context.md"}}"#), Self.chunk(finish: "stop"), Self.usage, "data: [DONE]\n\n"])
         }
         defer { Task { await native.stop(); await structured.stop() } }
@@ -61,7 +62,7 @@ struct StructuredToolModelTests {
 
     @Test func aPlainAnswerStreamsAsTextInPieces() async throws {
         let pieces = [#"{ "answer""#, #": "Llamas "#, #"hum.\n\u00"#, #"e9 \ud83e"#, #"\udd99 \"ok\""#, #""}"#]
-        let server = try await WireServer { _, _ in .sse(pieces.map { Self.chunk($0) } + [Self.chunk(finish: "stop"), "data: [DONE]\n\n"]) }
+        let server = try await FakeModelServer.start { _, _ in .sse(pieces.map { Self.chunk($0) } + [Self.chunk(finish: "stop"), "data: [DONE]\n\n"]) }
         defer { Task { await server.stop() } }
         let (events, error) = await collect(StructuredToolModel(wrapping: Self.client(server)).stream(ModelRequest(messages: [.user("hi")], tools: [Self.readFile])))
         #expect(error == nil)

@@ -1,6 +1,7 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
@@ -126,8 +127,8 @@ import WorkspaceCore
     }
 
     @Test func aFollowUpsOwnWordsOutweighThePreviousMessages() throws {
-        let scratch = try RelayScratch()
-        try scratch.put("Research/b/summary.md", """
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Research/b/summary.md", """
             Progress report: the Brindle footbridge
             Prepared for the Brindle footbridge committee.
             The Brindle footbridge has a deck of larch.
@@ -142,13 +143,13 @@ import WorkspaceCore
     @Test func theTemplateRelayAnswersADocumentQuestionWithTheValueNotTheTitlesName() async throws {
         let file = try #require(WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" })
         let roster = String(decoding: file.bytes, as: UTF8.self)
-        let scratch = try RelayScratch(roster: roster)
-        try scratch.put("Research/kestrelmoor/summary.md", """
+        let scratch = try ScratchWorkspace.forRelays(roster: roster)
+        try scratch.write("Research/kestrelmoor/summary.md", """
             Kestrelmoor Robotics announces the Pellucid 3 warehouse robot
             - "Warehouses told us they wanted a quieter robot," said Damaris Oyelaran, chief executive of Kestrelmoor Robotics.
             - The Pellucid 3 ships on 9 February 2027.
             """)
-        let model = StepModel([.text(#"{"lines": [2]}"#), .text(#"{"answer": "Damaris Oyelaran"}"#), .text(#"{"check": "It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2.", "verdict": "approved"}"#)])
+        let model = TestModel([.text(#"{"lines": [2]}"#), .text(#"{"answer": "Damaris Oyelaran"}"#), .text(#"{"check": "It gives a name, as the request asks: “Damaris Oyelaran”, from Research/kestrelmoor/summary.md:2.", "verdict": "approved"}"#)])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Who is the chief executive of Kestrelmoor Robotics?")
         #expect(manifest.retrieved?.first?.line == 2, "\(manifest.retrieved ?? [])")
@@ -169,8 +170,8 @@ import WorkspaceCore
     }
 
     @Test func aReviewersCheckOffersTheUnsupportedClaimAsAReasonToRevise() throws {
-        let scratch = try RelayScratch(roster: GroundedRelayTests.writerAndReviewer)
-        let engine = scratch.engine(StepModel([]))
+        let scratch = try ScratchWorkspace.forRelays(roster: GroundedRelayTests.writerAndReviewer)
+        let engine = scratch.engine(TestModel([]))
         let manifest = try engine.prepare(ask: "Who leads the build?")
         let executor = RunExecutor(manifest: manifest, workspace: scratch.workspace, mode: .live, recorded: RecordedRun(), journal: nil,
                                    models: nil, logger: Workspace.silentLogger, emit: { _ in })

@@ -1,6 +1,7 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
@@ -25,9 +26,9 @@ import WorkspaceCore
                "route": {"keywords": ["poem"]}}
             ]
             """
-        let scratch = try RelayScratch(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "route"}"#))
-        try scratch.put("Journal/user/2026-11-02.md", Self.notes)
-        let model = KeyedModel { request in .init(text: Self.firstOffered(request), label: request.schemaName ?? "free") }
+        let scratch = try ScratchWorkspace.forRelays(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "route"}"#))
+        try scratch.write("Journal/user/2026-11-02.md", Self.notes)
+        let model = TestModel { request in .text(Self.firstOffered(request)) }
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "What is Ada's cat called?")
         let events = try await scratch.run(engine, manifest.id)
@@ -52,14 +53,14 @@ import WorkspaceCore
               {"id": "writer", "name": "Wren", "emoji": "✍️", "color": "#E67E22", "systemPrompt": "You are Wren. Answer.", "order": 2, "extract": "answer", "tools": []}
             ]
             """
-        let scratch = try RelayScratch(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "plan", "#
+        let scratch = try ScratchWorkspace.forRelays(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "plan", "#
                                                                            + #""planner": "planner", "worker": "researcher", "coordinator": "writer"}"#))
-        try scratch.put("Journal/user/2026-11-02.md", Self.notes)
-        let model = KeyedModel { request in
+        try scratch.write("Journal/user/2026-11-02.md", Self.notes)
+        let model = TestModel { request in
             switch request.schemaName {
-            case "plan": return .init(text: #"{"subtasks": ["Find the cat's name", "Find the dog's name"]}"#, label: "plan")
-            case "lines": return .init(text: #"{"lines": [1]}"#, label: "worker \(request.workerNumber ?? 0)")
-            default: return .init(text: Self.firstOffered(request), label: "coordinator")
+            case "plan": return .text(#"{"subtasks": ["Find the cat's name", "Find the dog's name"]}"#)
+            case "lines": return .text(#"{"lines": [1]}"#)
+            default: return .text(Self.firstOffered(request))
             }
         }
         let engine = scratch.engine(model)
@@ -86,11 +87,11 @@ import WorkspaceCore
 
     @Test func aSubtaskWithAnInventedNumberOrThatEchoesTheInstructionIsDroppedAndTheDropNamed() async throws {
         let scratch = try PlanRelayTests.scratch()
-        let model = KeyedModel { request in
+        let model = TestModel { request in
             if request.schemaName == "plan" {
-                return .init(text: #"{"subtasks": ["Find the cat's name", "The cat weighs 100 kilos.", "This task can be done on one short sentence each."]}"#)
+                return .text(#"{"subtasks": ["Find the cat's name", "The cat weighs 100 kilos.", "This task can be done on one short sentence each."]}"#)
             }
-            return .init(text: request.workerNumber == nil ? "FINAL" : "a result")
+            return .text(request.workerNumber == nil ? "FINAL" : "a result")
         }
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "What is Ada's cat called?")
@@ -98,13 +99,13 @@ import WorkspaceCore
 
         #expect(events.contains { if case .planned(0, let subtasks) = $0 { return subtasks == ["Find the cat's name"] } else { return false } })
         #expect(model.received.filter { $0.workerNumber != nil }.count == 1, "one worker, for the one grounded subtask")
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(!chat.contains("100 kilos"), "an invented number does not reach the chat: \(chat)")
         // The drops are named: a note in the group chat, and the planner's cuts in the transcript.
         let notes = events.compactMap { if case .note(let text) = $0 { return text } else { return nil } }
         #expect(notes.contains { $0.hasSuffix("subtask 2 dropped: 100 is in none of the planner's inputs") }, "\(notes)")
         #expect(notes.contains { $0.hasSuffix("subtask 3 dropped: it repeats the planning instruction") })
-        let transcript = try JSONValue(parsing: try #require(scratch.text(manifest.transcriptFile)))
+        let transcript = try JSONValue(parsing: try #require(scratch.contents(manifest.transcriptFile)))
         let planner = try #require(transcript["messages"]?.arrayValue?.first { $0["agent"]?["id"]?.stringValue == "planner" })
         #expect(planner["cuts"]?.arrayValue?.compactMap(\.stringValue) == ["subtask 2 dropped: 100 is in none of the planner's inputs",
                                                                          "subtask 3 dropped: it repeats the planning instruction"])

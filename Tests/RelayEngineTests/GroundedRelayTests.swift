@@ -1,12 +1,13 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
 /// Issue 17: the engine keeps small models honest — the grounding check, retrieval, extraction
 /// of numbered sentences in window-sized chunks, knowledge kept in context.md, the answer that
-/// reaches the person, and a chat's previous exchange. The model is a test double (StepModel).
+/// reaches the person, and a chat's previous exchange. The model is a test double (TestModel).
 @Suite struct GroundedRelayTests {
     /// A writer (grounded) and a reviewer.
     static let writerAndReviewer = """
@@ -28,8 +29,8 @@ import WorkspaceCore
     // MARK: The grounding check
 
     @Test func anInventedNumberAndNameAreFlaggedARevisionIsRequestedWithTheListAndTheTranscriptShowsIt() async throws {
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer)
-        let model = StepModel([
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer)
+        let model = TestModel([
             .text("The bridge cost 9.9 million crowns and Karl Jensen leads it."),
             .text("The bridge cost 4.2 million crowns and Oksana Pell leads it."),
             .text("APPROVED"),
@@ -47,18 +48,18 @@ import WorkspaceCore
         #expect(revision.user.contains("Karl Jensen"))
         #expect(revision.user.contains("[Your Previous Output]:\nThe bridge cost 9.9 million"))
         #expect(Self.finals(events) == ["The bridge cost 4.2 million crowns and Oksana Pell leads it."])
-        let transcript = try #require(scratch.text(manifest.transcriptFile))
+        let transcript = try #require(scratch.contents(manifest.transcriptFile))
         #expect(transcript.contains("\"grounding\""))
         #expect(transcript.contains("Karl Jensen"))
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(chat.contains("Relay's check"))
         #expect(chat.contains("revision requested by Relay's check"))
     }
 
     @Test func anOutputFullySupportedByItsInputsPassesUntouched() async throws {
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer)
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer)
         let answer = "Oksana Pell leads it; it cost 4,200 crowns on 12 March 2024."
-        let model = StepModel([.text(answer), .text("APPROVED")])
+        let model = TestModel([.text(answer), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "The bridge cost 4200 crowns on 2024-03-12 and Oksana Pell leads it. Summarise.")
         let events = try await scratch.run(engine, manifest.id)
@@ -68,8 +69,8 @@ import WorkspaceCore
     }
 
     @Test func whatTheRevisionStillCannotSupportIsRemovedAndTheRemovalIsMarked() async throws {
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer)
-        let model = StepModel([
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer)
+        let model = TestModel([
             .text("Oksana Pell leads it. The budget is 77 million."),
             .text("Oksana Pell leads it. The budget is 77 million."),
             .text("APPROVED"),
@@ -87,8 +88,8 @@ import WorkspaceCore
 
     @Test func anAgentWithGroundingOffMayInvent() async throws {
         let roster = Self.writerAndReviewer.replacingOccurrences(of: #""tools": []}"#, with: #""tools": [], "grounding": false}"#)
-        let scratch = try RelayScratch(roster: roster)
-        let model = StepModel([.text("Call the grey cat Pebble Moonbeam."), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays(roster: roster)
+        let model = TestModel([.text("Call the grey cat Pebble Moonbeam."), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "A name for a grey cat?")
         let events = try await scratch.run(engine, manifest.id)
@@ -99,13 +100,13 @@ import WorkspaceCore
     // MARK: The answer the person gets
 
     @Test func theFinalAnswerIsTheWritersTextNotTheReviewersVerdict() async throws {
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer)
-        let model = StepModel([.text("Llamas hum."), .text("APPROVED — it answers the question.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer)
+        let model = TestModel([.text("Llamas hum."), .text("APPROVED — it answers the question.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Do llamas hum?")
         let events = try await scratch.run(engine, manifest.id)
         #expect(Self.finals(events) == ["Llamas hum."])
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(chat.contains("### 🔍 Vera · reviewer · verdict"))
         // The turn's last section is the answer.
         let block = chat.components(separatedBy: "<!-- relay:end").first ?? ""
@@ -115,13 +116,13 @@ import WorkspaceCore
     }
 
     @Test func theFinalAnswerIsTheWritersRevisedTextAfterARevision() async throws {
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer)
-        let model = StepModel([.text("Llamas hum loudly always."), .text("REVISION for Wren: say it more simply."), .text("Llamas hum.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer)
+        let model = TestModel([.text("Llamas hum loudly always."), .text("REVISION for Wren: say it more simply."), .text("Llamas hum.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Do llamas hum?")
         let events = try await scratch.run(engine, manifest.id)
         #expect(Self.finals(events) == ["Llamas hum."])
-        let transcript = try #require(scratch.text(manifest.transcriptFile))
+        let transcript = try #require(scratch.contents(manifest.transcriptFile))
         let value = try JSONValue(parsing: transcript)
         let answers = (value["messages"]?.arrayValue ?? []).filter { $0["answer"] == .bool(true) }
         #expect(answers.count == 1)
@@ -130,8 +131,8 @@ import WorkspaceCore
 
     @Test func aVerdictUnderItsSchemaIsShownAsAVerdictAndCanAskForARevision() async throws {
         let roster = Self.writerAndReviewer.replacingOccurrences(of: #""role": "review","#, with: #""role": "review", "extract": "verdict","#)
-        let scratch = try RelayScratch(roster: roster)
-        let model = StepModel([.text("Llamas hum."), .text(#"{"check": "too short", "verdict": "revise", "who": "Wren"}"#), .text("Llamas hum softly.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: roster)
+        let model = TestModel([.text("Llamas hum."), .text(#"{"check": "too short", "verdict": "revise", "who": "Wren"}"#), .text("Llamas hum softly.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Do llamas hum?")
         let events = try await scratch.run(engine, manifest.id)
@@ -154,10 +155,10 @@ import WorkspaceCore
         """
 
     @Test func theNoteLineThatAnswersAQuestionReachesTheAnsweringAgentWithPathAndLine() async throws {
-        let scratch = try RelayScratch(roster: Self.retrievingRoster)
-        try scratch.put("Journal/user/2026-11-02.md", "# Monday\n\nBought oat milk and bread.\nAda's cat is called Miso.\nThe plumber comes on Friday.\n")
-        try scratch.put("Journal/user/2026-11-03.md", "# Tuesday\n\nRain all day; read a book about dogs.\n")
-        let model = StepModel([.text(#"{"lines": [1]}"#), .text("Ada's cat is called Miso.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.retrievingRoster)
+        try scratch.write("Journal/user/2026-11-02.md", "# Monday\n\nBought oat milk and bread.\nAda's cat is called Miso.\nThe plumber comes on Friday.\n")
+        try scratch.write("Journal/user/2026-11-03.md", "# Tuesday\n\nRain all day; read a book about dogs.\n")
+        let model = TestModel([.text(#"{"lines": [1]}"#), .text("Ada's cat is called Miso.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "What is Ada's cat called?")
         #expect(manifest.retrieved?.first?.path == "Journal/user/2026-11-02.md")
@@ -173,8 +174,8 @@ import WorkspaceCore
     }
 
     @Test func theAgentsAnswersInAChatAreNotSearchedButThePersonsMessagesAre() throws {
-        let scratch = try RelayScratch(roster: Self.retrievingRoster)
-        try scratch.put("Chats/old.md", """
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.retrievingRoster)
+        try scratch.write("Chats/old.md", """
             Where do the glass panels come from? The panels are Hallam's.
 
             <!-- relay:turn 20261101-100000-abcd -->
@@ -189,8 +190,8 @@ import WorkspaceCore
     }
 
     @Test func aQuestionNothingMatchesIsNotFoundWithoutAModelCallForTheChoice() async throws {
-        let scratch = try RelayScratch(roster: Self.retrievingRoster)
-        let model = StepModel([.text("I could not find that in the workspace.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.retrievingRoster)
+        let model = TestModel([.text("I could not find that in the workspace.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "zyxxyq?")
         let events = try await scratch.run(engine, manifest.id)
@@ -230,13 +231,13 @@ import WorkspaceCore
         """
 
     @Test func aDocumentFiveWindowsLongIsReadInFullEveryChunkReachesAModelCall() async throws {
-        let scratch = try RelayScratch(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
         // ~5 windows of 1,024 tokens (3 bytes a token): 300 numbered sentences.
         let sentences = (1...300).map { "Sentence \($0) says that crate \($0) weighs \($0 * 3) kilograms." }
-        try scratch.put("Research/crates.md", sentences.joined(separator: " ") + "\n")
+        try scratch.write("Research/crates.md", sentences.joined(separator: " ") + "\n")
         let hash = try scratch.workspace.hash("Research/crates.md").hex
-        let replies: [StepModel.Step] = (0..<40).map { _ in .text(#"{"sentences": [1]}"#) }
-        let model = StepModel(replies)
+        let replies: [TestModel.Step] = (0..<40).map { _ in .text(#"{"sentences": [1]}"#) }
+        let model = TestModel(replies)
         let engine = scratch.engine(model)
         let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/crates.md", hash: hash))
         let events = try await scratch.run(engine, manifest.id)
@@ -258,12 +259,12 @@ import WorkspaceCore
     }
 
     @Test func extractedSentencesAreVerbatimAndTheWriterGetsThemInsteadOfTheDocument() async throws {
-        let scratch = try RelayScratch(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
         let document = "# Bridge report\n\nThe Brindle bridge opened on 3 May 2026. It was a sunny day and the whole town came out to watch the ribbon being cut. "
             + "Oksana Pell led the build. Everyone was pleased with how the afternoon went, and the band played until late. The cost was 4.2 million crowns.\n"
-        try scratch.put("Research/bridge.md", document)
+        try scratch.write("Research/bridge.md", document)
         let hash = try scratch.workspace.hash("Research/bridge.md").hex
-        let model = StepModel([.text(#"{"sentences": [2, 4]}"#), .text("A report on the Brindle bridge, opened on 3 May 2026 by Oksana Pell's team.")])
+        let model = TestModel([.text(#"{"sentences": [2, 4]}"#), .text("A report on the Brindle bridge, opened on 3 May 2026 by Oksana Pell's team.")])
         let engine = scratch.engine(model)
         let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/bridge.md", hash: hash))
         let events = try await scratch.run(engine, manifest.id)
@@ -271,8 +272,8 @@ import WorkspaceCore
         let writer = model.received[1]
         #expect(writer.user.contains("- The Brindle bridge opened on 3 May 2026.\n- Oksana Pell led the build."))
         #expect(!writer.user.contains("It was a sunny day"), "the writer gets the chosen sentences, not the document")
-        #expect(scratch.text("Research/bridge/summary.md")?.contains("Brindle bridge") == true)
-        let context = try #require(scratch.text("context.md"))
+        #expect(scratch.contents("Research/bridge/summary.md")?.contains("Brindle bridge") == true)
+        let context = try #require(scratch.contents("context.md"))
         #expect(context.contains("## Research"))
         #expect(context.contains("- [bridge](Research/bridge/summary.md): The Brindle bridge opened on 3 May 2026. · Oksana Pell led the build."))
     }
@@ -280,11 +281,11 @@ import WorkspaceCore
     // MARK: Knowledge in context.md
 
     @Test func aKnowledgeLineAndAPersonsEditOfContextSavedDuringTheRunBothSurvive() async throws {
-        let scratch = try RelayScratch(roster: Self.summarising, relayJSON: Self.summarisingRelays)
-        try scratch.put("Research/tea.md", "Green tea is steamed soon after picking. Black tea is left to oxidise first.\n")
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+        try scratch.write("Research/tea.md", "Green tea is steamed soon after picking. Black tea is left to oxidise first.\n")
         let hash = try scratch.workspace.hash("Research/tea.md").hex
         let root = scratch.workspace.root
-        let model = StepModel([
+        let model = TestModel([
             .text(#"{"sentences": [1, 2]}"#),
             // While the writer "thinks", a person saves context.md in an editor.
             .act({ try? "# Context\n\nThe team keeps llamas.\nAda prefers oolong.\n".write(toFile: root + "/context.md", atomically: true, encoding: .utf8) },
@@ -293,7 +294,7 @@ import WorkspaceCore
         let engine = scratch.engine(model)
         let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/tea.md", hash: hash))
         try await scratch.run(engine, manifest.id)
-        let context = try #require(scratch.text("context.md"))
+        let context = try #require(scratch.contents("context.md"))
         #expect(context.contains("Ada prefers oolong."), "the person's edit is kept")
         #expect(context.contains("- [tea](Research/tea/summary.md): Green tea is steamed soon after picking."), "the knowledge line is added")
     }
@@ -315,15 +316,15 @@ import WorkspaceCore
 
     @Test func aFollowUpInAChatFileSeesThePreviousExchange() async throws {
         // Names for a cat are the model's to invent: Wren's grounding is off here.
-        let scratch = try RelayScratch(roster: Self.writerAndReviewer.replacingOccurrences(of: #""tools": []}"#, with: #""tools": [], "grounding": false}"#))
-        let model = StepModel([.text("Call it Ash."), .text("APPROVED"), .text("Call it Onyx."), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.writerAndReviewer.replacingOccurrences(of: #""tools": []}"#, with: #""tools": [], "grounding": false}"#))
+        let model = TestModel([.text("Call it Ash."), .text("APPROVED"), .text("Call it Onyx."), .text("APPROVED")])
         let engine = scratch.engine(model)
-        try scratch.put("Chats/cats.md", "What is a good name for a grey cat?\n")
+        try scratch.write("Chats/cats.md", "What is a good name for a grey cat?\n")
         let first = try #require(try engine.prepare(trigger: "chat", path: "Chats/cats.md", hash: scratch.workspace.hash("Chats/cats.md").hex))
         #expect(first.previousExchange == nil)
         try await scratch.run(engine, first.id)
-        let chat = try #require(scratch.text("Chats/cats.md"))
-        try scratch.put("Chats/cats.md", chat + "\nAnd for a black one?\n")
+        let chat = try #require(scratch.contents("Chats/cats.md"))
+        try scratch.write("Chats/cats.md", chat + "\nAnd for a black one?\n")
         let second = try #require(try engine.prepare(trigger: "chat", path: "Chats/cats.md", hash: scratch.workspace.hash("Chats/cats.md").hex))
         #expect(second.request == "And for a black one?")
         #expect(second.previousExchange == RunManifest.Exchange(message: "What is a good name for a grey cat?", answer: "Call it Ash."))
@@ -338,9 +339,9 @@ import WorkspaceCore
             [{"id": "researcher", "name": "Remy", "emoji": "🔎", "color": "#2E9E6B", "systemPrompt": "You are Remy.", "order": 0,
               "tools": ["read_file"], "grounding": false}]
             """
-        let scratch = try RelayScratch(roster: roster)
-        let read = StepModel.call("read_file", ["path": "context.md"])
-        let model = StepModel([.tools([read]), .tools([read]), .text("The team keeps llamas.")])
+        let scratch = try ScratchWorkspace.forRelays(roster: roster)
+        let read = TestModel.call("read_file", ["path": "context.md"])
+        let model = TestModel([.tools([read]), .tools([read]), .text("The team keeps llamas.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "What does context.md say?")
         let events = try await scratch.run(engine, manifest.id)

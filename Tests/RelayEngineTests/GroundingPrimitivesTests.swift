@@ -1,5 +1,6 @@
 import Foundation
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
@@ -315,9 +316,9 @@ extension GroundingPrimitivesTests {
 
 extension GroundingPrimitivesTests {
     @Suite struct WorkspaceSearchTests {
-        private func scratch(_ files: [String: String]) throws -> RelayScratch {
-            let scratch = try RelayScratch()
-            for (path, text) in files { try scratch.put(path, text) }
+        private func scratch(_ files: [String: String]) throws -> ScratchWorkspace {
+            let scratch = try ScratchWorkspace.forRelays()
+            for (path, text) in files { try scratch.write(path, text) }
             return scratch
         }
 

@@ -1,11 +1,12 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
 @Suite struct MentionTests {
-    let roster = try! Roster.parse(Array(RelayScratch.roster.utf8), file: "AgentConfiguration.json").agents
+    let roster = try! Roster.parse(Array(ScratchWorkspace.relayRoster.utf8), file: "AgentConfiguration.json").agents
 
     @Test func mentionsMatchNamesAndIdsInAnyCaseAndComeBackInRosterOrder() {
         let found = Mentions.resolve("@WREN and @planner, please", roster: roster)
@@ -30,8 +31,8 @@ import WorkspaceCore
     }
 
     @Test func anAtMentionInAskSendsTheTurnToThatAgentAlone() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("Shorter text.")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("Shorter text.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "@wren make it shorter")
         #expect(manifest.mentioned == ["writer"])
@@ -42,8 +43,8 @@ import WorkspaceCore
     }
 
     @Test func severalMentionsRunThoseAgentsInRosterOrder() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("a plan"), .text("a draft")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("a plan"), .text("a draft")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "@Wren and @Paige: a weekend in Lisbon")
         try await scratch.run(engine, manifest.id)
@@ -52,8 +53,8 @@ import WorkspaceCore
     }
 
     @Test func aMentionInACodeSpanLeavesTheWholeRelayToAnswer() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("p"), .text("f"), .text("d"), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("p"), .text("f"), .text("d"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "What does `@Wren` do in a roster?")
         #expect(manifest.mentioned == nil)
@@ -62,14 +63,14 @@ import WorkspaceCore
     }
 
     @Test func anUnknownMentionInAChatFileGetsAClearMessageThereAndAsksNoAgent() async throws {
-        let scratch = try RelayScratch()
-        try scratch.put("Chats/team.md", "@Bob can you help?\n")
-        let model = StepModel([])
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Chats/team.md", "@Bob can you help?\n")
+        let model = TestModel([])
         let engine = scratch.engine(model)
         let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: "h1"))
         let events = try await scratch.run(engine, run.id)
         #expect(model.received.isEmpty)
-        let chat = try #require(scratch.text("Chats/team.md"))
+        let chat = try #require(scratch.contents("Chats/team.md"))
         #expect(chat.contains("No agent is called @Bob in this relay"))
         #expect(chat.contains("@Wren (✍️ writer)"))
         #expect(chat.hasSuffix("write your next message below this line -->\n"), "the turn is closed: the person can write again")
@@ -78,9 +79,9 @@ import WorkspaceCore
     }
 
     @Test func aMentionInAChatFileSendsTheTurnToThatAgent() async throws {
-        let scratch = try RelayScratch()
-        try scratch.put("Chats/team.md", "@Remy what do llamas eat?\n")
-        let model = StepModel([.text("Grass.")])
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Chats/team.md", "@Remy what do llamas eat?\n")
+        let model = TestModel([.text("Grass.")])
         let engine = scratch.engine(model)
         let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: "h1"))
         try await scratch.run(engine, run.id)
@@ -89,19 +90,19 @@ import WorkspaceCore
     }
 
     @Test func theEngineAnswersWhichAgentsAMessageMentionsForTheAPI() throws {
-        let scratch = try RelayScratch()
-        let engine = scratch.engine(StepModel([]))
+        let scratch = try ScratchWorkspace.forRelays()
+        let engine = scratch.engine(TestModel([]))
         #expect(try engine.mentions(in: "@vera check this").agents.map(\.id) == ["reviewer"])
         #expect(try engine.mentions(in: "@nobody").unknown == ["nobody"])
     }
 }
 
 @Suite struct RoutedRelayTests {
-    static func scratch(classifier: Bool = false, maxMessages: Int? = nil) throws -> RelayScratch {
+    static func scratch(classifier: Bool = false, maxMessages: Int? = nil) throws -> ScratchWorkspace {
         var chat = #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "route""#
         if classifier { chat += #", "classifier": true"# }
         if let maxMessages { chat += #", "maxMessages": \#(maxMessages)"# }
-        return try RelayScratch(roster: Modes.routedRoster, relayJSON: Modes.relayJSON(chat: chat + "}"))
+        return try ScratchWorkspace.forRelays(roster: Modes.routedRoster, relayJSON: Modes.relayJSON(chat: chat + "}"))
     }
 
     static func selections(_ events: [RelayEvent]) -> [String] {
@@ -110,22 +111,22 @@ import WorkspaceCore
 
     @Test func aKeywordRuleSendsTheTurnToItsAgentAloneAndTheChatSaysWhy() async throws {
         let scratch = try Self.scratch(classifier: true)
-        let model = StepModel([.text("Soft wool, high hills.")])
+        let model = TestModel([.text("Soft wool, high hills.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "A haiku about llamas, please")
         let events = try await scratch.run(engine, manifest.id)
         #expect(model.received.count == 1, "a rule matched: no classifier call")
         #expect(model.received[0].system.hasPrefix("You are Wren."))
         #expect(Self.selections(events) == ["rule: Wren's keyword 'haiku'"])
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(chat.contains("### ✍️ Wren · writer · selected by rule: Wren's keyword 'haiku'"))
-        let transcript = try #require(scratch.text(manifest.transcriptFile))
+        let transcript = try #require(scratch.contents(manifest.transcriptFile))
         #expect(transcript.contains(#""selectedBy" : "rule: Wren's keyword 'haiku'""#))
     }
 
     @Test func aPatternRuleMatchesCaseInsensitively() async throws {
         let scratch = try Self.scratch()
-        let model = StepModel([.text("Grass and hay.")])
+        let model = TestModel([.text("Grass and hay.")])
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Find what llamas eat").id)
         #expect(model.received.map { String($0.system.prefix(12)) } == ["You are Remy"])
@@ -134,7 +135,7 @@ import WorkspaceCore
 
     @Test func aMentionInARoutedRelayIsItsFirstRule() async throws {
         let scratch = try Self.scratch(classifier: true)
-        let model = StepModel([.text("Checked.")])
+        let model = TestModel([.text("Checked.")])
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "@Vera a poem please").id)
         #expect(model.received.map { String($0.system.prefix(12)) } == ["You are Vera"], "the mention wins over Wren's keyword")
@@ -143,7 +144,7 @@ import WorkspaceCore
 
     @Test func theClassifierChoosesUnderAnEnumOfTheAgentsNames() async throws {
         let scratch = try Self.scratch(classifier: true)
-        let model = StepModel([.text(#"{"agent": "Vera"}"#), .text("Looks right.")])
+        let model = TestModel([.text(#"{"agent": "Vera"}"#), .text("Looks right.")])
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Is my plan sound?").id)
         #expect(model.received.count == 2)
@@ -157,7 +158,7 @@ import WorkspaceCore
 
     @Test func aClassifierThatNamesNoAgentFallsBackToTheFirst() async throws {
         let scratch = try Self.scratch(classifier: true)
-        let model = StepModel([.text("I am not sure."), .text("A plan.")])
+        let model = TestModel([.text("I am not sure."), .text("A plan.")])
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Is my plan sound?").id)
         #expect(model.received[1].system.hasPrefix("You are Paige."))
@@ -166,7 +167,7 @@ import WorkspaceCore
 
     @Test func withoutRuleOrClassifierTheFirstAgentAnswers() async throws {
         let scratch = try Self.scratch()
-        let model = StepModel([.text("A plan.")])
+        let model = TestModel([.text("A plan.")])
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Is my plan sound?").id)
         #expect(model.received.count == 1 && model.received[0].system.hasPrefix("You are Paige."))
@@ -176,7 +177,7 @@ import WorkspaceCore
     @Test func theSelectedAgentGetsItsOwnEarlierExchangesTrimmedToWholePairs() async throws {
         // maxMessages 5 → 4 messages: the two newest of Wren's exchanges, never half of one.
         let scratch = try Self.scratch(maxMessages: 5)
-        let model = StepModel([.text("P1"), .text("R1"), .text("P2"), .text("P3"), .text("P4")])
+        let model = TestModel([.text("P1"), .text("R1"), .text("P2"), .text("P3"), .text("P4")])
         let engine = scratch.engine(model)
         for message in ["poem one", "find llamas", "poem two", "poem three", "poem four"] {
             try await scratch.run(engine, try engine.prepare(ask: message, conversation: "poems").id)
@@ -207,23 +208,23 @@ import WorkspaceCore
 
     @Test func aRoutedRunReplaysWithTheSameSelection() async throws {
         let scratch = try Self.scratch(classifier: true)
-        let model = StepModel([.text(#"{"agent": "Remy"}"#), .text("Facts.")])
+        let model = TestModel([.text(#"{"agent": "Remy"}"#), .text("Facts.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Tell me something")
         try await scratch.run(engine, manifest.id)
-        let box = EventBox()
-        let report = try await engine.replay(manifest.id, into: scratch.base + "/replayed") { box.add($0) }
+        let box = LockedBox<[RelayEvent]>([])
+        let report = try await engine.replay(manifest.id, into: scratch.base + "/replayed") { event in box.mutate { $0.append(event) } }
         #expect(report.matches, "\(report)")
-        #expect(Self.selections(box.events).first?.hasPrefix("classifier: chose Remy") == true)
+        #expect(Self.selections(box.value).first?.hasPrefix("classifier: chose Remy") == true)
         #expect(FileManager.default.contents(atPath: scratch.base + "/replayed/" + manifest.chatFile) == FileManager.default.contents(atPath: scratch.workspace.root + "/" + manifest.chatFile))
     }
 }
 
 @Suite struct ModeValidationTests {
-    func failure(_ chat: String, roster: String = RelayScratch.roster) throws -> String {
-        let scratch = try RelayScratch(roster: roster, relayJSON: Modes.relayJSON(chat: chat))
+    func failure(_ chat: String, roster: String = ScratchWorkspace.relayRoster) throws -> String {
+        let scratch = try ScratchWorkspace.forRelays(roster: roster, relayJSON: Modes.relayJSON(chat: chat))
         do {
-            _ = try scratch.engine(StepModel([])).prepare(ask: "hello")
+            _ = try scratch.engine(TestModel([])).prepare(ask: "hello")
             return ""
         } catch let error as WorkspaceError {
             return error.message
@@ -245,7 +246,7 @@ import WorkspaceCore
     }
 
     @Test func aBadRoutePatternNamesTheFileAgentAndField() throws {
-        let roster = RelayScratch.roster.replacingOccurrences(of: #""order": 2,"#, with: #""order": 2, "route": {"patterns": ["(unclosed"]},"#)
+        let roster = ScratchWorkspace.relayRoster.replacingOccurrences(of: #""order": 2,"#, with: #""order": 2, "route": {"patterns": ["(unclosed"]},"#)
         let message = try failure(#"{"roster": "AgentConfiguration.json"}"#, roster: roster)
         #expect(message.contains("AgentConfiguration.json:") && message.contains("agent 'writer'") && message.contains("patterns[0]"), "\(message)")
     }

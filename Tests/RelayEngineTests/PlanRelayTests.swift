@@ -1,6 +1,7 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
@@ -15,22 +16,22 @@ import WorkspaceCore
         ]
         """
 
-    static func scratch(_ extra: String = "", roster: String = PlanRelayTests.roster) throws -> RelayScratch {
-        try RelayScratch(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "plan""# + extra + "}"))
+    static func scratch(_ extra: String = "", roster: String = PlanRelayTests.roster) throws -> ScratchWorkspace {
+        try ScratchWorkspace.forRelays(roster: roster, relayJSON: Modes.relayJSON(chat: #"{"roster": "AgentConfiguration.json", "input": "chat", "mode": "plan""# + extra + "}"))
     }
 
     static let plan = #"{"subtasks": ["alpha part", "beta part", "gamma part"]}"#
 
     /// Plans three subtasks; worker 1 answers only after worker 2 has finished.
-    static func outOfOrderModel() -> KeyedModel {
+    static func outOfOrderModel() -> TestModel {
         let secondDone = Gate()
-        return KeyedModel { request in
-            if request.schemaName == "plan" { return .init(text: Self.plan, label: "plan") }
+        return TestModel { request in
+            if request.schemaName == "plan" { return .gated(label: "plan", then: .text(Self.plan)) }
             switch request.workerNumber {
-            case 1: return .init(text: "RESULT-1 alpha", after: secondDone, label: "worker 1")
-            case 2: return .init(text: "RESULT-2 beta", opens: secondDone, label: "worker 2")
-            case 3: return .init(text: "RESULT-3 gamma", label: "worker 3")
-            default: return .init(text: "FINAL ANSWER", label: "coordinator")
+            case 1: return .gated(after: secondDone, label: "worker 1", then: .text("RESULT-1 alpha"))
+            case 2: return .gated(opens: secondDone, label: "worker 2", then: .text("RESULT-2 beta"))
+            case 3: return .gated(label: "worker 3", then: .text("RESULT-3 gamma"))
+            default: return .gated(label: "coordinator", then: .text("FINAL ANSWER"))
             }
         }
     }
@@ -64,10 +65,10 @@ import WorkspaceCore
         #expect(events.contains { if case .final(_, let text, _) = $0 { return text == "FINAL ANSWER" } else { return false } })
 
         // The transcript and chat hold the workers in plan order, with their subtasks.
-        let transcript = try JSONValue(parsing: try #require(scratch.text(manifest.transcriptFile)))
+        let transcript = try JSONValue(parsing: try #require(scratch.contents(manifest.transcriptFile)))
         let workers = try #require(transcript["messages"]?.arrayValue).compactMap { $0["worker"]?.intValue }
         #expect(workers.sorted() == [1, 2, 3])
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         let order = ["> Subtask 1: alpha part", "> Subtask 2: beta part", "> Subtask 3: gamma part", "### ✍️ Wren"].map { chat.range(of: $0)?.lowerBound }
         #expect(order.allSatisfy { $0 != nil } && order.map { $0! } == order.map { $0! }.sorted(), "\(chat)")
     }
@@ -88,20 +89,20 @@ import WorkspaceCore
     @Test func aFanOutInterruptedByAFailingWorkerResumesWithoutAskingFinishedWorkersAgain() async throws {
         let scratch = try Self.scratch()
         let firstDone = Gate()
-        let failing = KeyedModel { request in
-            if request.schemaName == "plan" { return .init(text: Self.plan, label: "plan") }
+        let failing = TestModel { request in
+            if request.schemaName == "plan" { return .text(Self.plan) }
             switch request.workerNumber {
-            case 1: return .init(text: "RESULT-1", opens: firstDone, label: "worker 1")
-            case 2: return .init(fails: true, after: firstDone, label: "worker 2")
-            default: return .init(text: "unexpected", after: Gate(), label: "never")
+            case 1: return .gated(opens: firstDone, label: "worker 1", then: .text("RESULT-1"))
+            case 2: return .gated(after: firstDone, label: "worker 2", then: .fail(LanguageModelError(.unreachable, "test model: told to fail (worker 2)")))
+            default: return .gated(after: Gate(), label: "never", then: .text("unexpected"))
             }
         }
         let engine = scratch.engine(failing)
         let manifest = try engine.prepare(ask: "Compare three llama breeds")
         await #expect(throws: LanguageModelError.self) { try await scratch.run(engine, manifest.id) }
 
-        let healthy = KeyedModel { request in
-            .init(text: request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL", label: "\(request.workerNumber ?? 0)")
+        let healthy = TestModel { request in
+            .text(request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL")
         }
         try await scratch.run(scratch.engine(healthy), manifest.id)
         #expect(!healthy.received.contains { $0.schemaName == "plan" }, "the plan is served from the journal")
@@ -112,14 +113,14 @@ import WorkspaceCore
 
     @Test func aWorkerTryingToStartWorkersIsRefusedWithItsTypedError() async throws {
         let scratch = try Self.scratch()
-        let spawn = StepModel.call("request_revision", ["targetAgentName": "Paige", "revisionRequest": "plan my part into subtasks"])
-        let model = KeyedModel { request in
-            if request.schemaName == "plan" { return .init(text: #"{"subtasks": ["only part"]}"#) }
+        let spawn = TestModel.call("request_revision", ["targetAgentName": "Paige", "revisionRequest": "plan my part into subtasks"])
+        let model = TestModel { request in
+            if request.schemaName == "plan" { return .text(#"{"subtasks": ["only part"]}"#) }
             if request.workerNumber == 1 {
                 let refused = request.messages.contains { $0.role == .tool }
-                return refused ? .init(text: "RESULT after refusal") : .init(tools: [spawn])
+                return refused ? .text("RESULT after refusal") : .tools([spawn])
             }
-            return .init(text: "FINAL")
+            return .text("FINAL")
         }
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Llamas?").id)
@@ -133,9 +134,9 @@ import WorkspaceCore
 
     @Test func minWorkersMakesThePlannersSchemaAskForThatManyAndRepeatedSubtasksAreOneWorker() async throws {
         let scratch = try Self.scratch(#", "minWorkers": 2"#)
-        let model = KeyedModel { request in
-            if request.schemaName == "plan" { return .init(text: #"{"subtasks": ["Describe llamas", "describe llamas", "Describe alpacas"]}"#) }
-            return .init(text: request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL")
+        let model = TestModel { request in
+            if request.schemaName == "plan" { return .text(#"{"subtasks": ["Describe llamas", "describe llamas", "Describe alpacas"]}"#) }
+            return .text(request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL")
         }
         let engine = scratch.engine(model)
         try await scratch.run(engine, try engine.prepare(ask: "Compare llamas and alpacas").id)
@@ -147,7 +148,7 @@ import WorkspaceCore
 
     @Test func morePlannedSubtasksThanMaxWorkersAreRefusedBeforeAnyWorkerRuns() async throws {
         let scratch = try Self.scratch(#", "maxWorkers": 2"#)
-        let model = KeyedModel { _ in .init(text: Self.plan) }  // a server that ignored the schema's maxItems
+        let model = TestModel { _ in .text(Self.plan) }  // a server that ignored the schema's maxItems
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         let error = await #expect(throws: RelayError.self) { try await scratch.run(engine, manifest.id) }
@@ -158,7 +159,7 @@ import WorkspaceCore
 
     @Test func aTurnPastItsModelCallCapIsRefusedWithItsTypedError() async throws {
         let scratch = try Self.scratch(#", "maxCalls": 3, "parallel": 1"#)
-        let model = KeyedModel { request in .init(text: request.schemaName == "plan" ? Self.plan : "RESULT") }
+        let model = TestModel { request in .text(request.schemaName == "plan" ? Self.plan : "RESULT") }
         let engine = scratch.engine(model)
         let error = await #expect(throws: RelayError.self) { try await scratch.run(engine, try engine.prepare(ask: "Llamas?").id) }
         #expect(error?.code == .modelCallCap)
@@ -170,7 +171,7 @@ import WorkspaceCore
         let roster = Self.roster.replacingOccurrences(of: #""systemPrompt": "You are Wren. Write.", "order": 2,"#,
                                                       with: #""systemPrompt": "You are Wren. \#(long)", "order": 2, "tokenBudget": 1024,"#)
         let scratch = try Self.scratch(roster: roster)
-        let model = KeyedModel { _ in .init(text: Self.plan) }
+        let model = TestModel { _ in .text(Self.plan) }
         let engine = scratch.engine(model)
         let error = await #expect(throws: RelayError.self) { try await scratch.run(engine, try engine.prepare(ask: "Llamas?").id) }
         #expect(error?.code == .overBudget)
@@ -181,9 +182,9 @@ import WorkspaceCore
     @Test func theCoordinatorGetsTheWorkersResultsCutToFitWithTheCutVisible() async throws {
         let scratch = try Self.scratch()
         let long = (1...900).map { "fact\($0)" }.joined(separator: " ")
-        let model = KeyedModel { request in
-            if request.schemaName == "plan" { return .init(text: Self.plan) }
-            return .init(text: request.workerNumber.map { "RESULT-\($0) " + long } ?? "FINAL")
+        let model = TestModel { request in
+            if request.schemaName == "plan" { return .text(Self.plan) }
+            return .text(request.workerNumber.map { "RESULT-\($0) " + long } ?? "FINAL")
         }
         let engine = scratch.engine(model)
         let events = try await scratch.run(engine, try engine.prepare(ask: "Llamas?").id)

@@ -1,13 +1,14 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
 @Suite struct RelayRunTests {
     @Test func agentThreesPromptHoldsTheRequestAndAgentTwosOutputAndNothingElse() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("PLAN-OUTPUT-1"), .text("FACTS-OUTPUT-2"), .text("ANSWER-3"), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("PLAN-OUTPUT-1"), .text("FACTS-OUTPUT-2"), .text("ANSWER-3"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Tell me about llamas")
         try await scratch.run(engine, manifest.id)
@@ -27,10 +28,10 @@ import WorkspaceCore
     }
 
     @Test func aRevisionRerunsTheNamedAgentInAFreshSessionWithWhatWasAskedItsOutputAndTheRequesters() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([
             .text("plan"), .text("facts"), .text("FIRST DRAFT"),
-            .tools([StepModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": "Add the Andes."])]),
+            .tools([TestModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": "Add the Andes."])]),
             .text("Needs one fix."),
             .text("SECOND DRAFT with the Andes"),
         ])
@@ -60,19 +61,19 @@ import WorkspaceCore
         #expect(finished.map(\.agent.name) == ["Paige", "Remy", "Wren", "Vera", "Wren"])
         #expect(finished.last?.revisionRequestedBy == "Vera")
         #expect(events.contains { if case .final(_, let text, _) = $0 { return text == "SECOND DRAFT with the Andes" } else { return false } })
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(chat.contains("### ✍️ Wren · writer · revision requested by Vera"))
         #expect(chat.contains("> Add the Andes."))
     }
 
     @Test func theFourthRevisionOfATurnIsRefusedByTheEngine() async throws {
         // Wren may ask for revisions too, so a revision can ask for another.
-        let scratch = try RelayScratch(roster: RelayScratch.roster.replacingOccurrences(of: #""tools": ["write_file", "append_file", "update_context"]"#,
+        let scratch = try ScratchWorkspace.forRelays(roster: ScratchWorkspace.relayRoster.replacingOccurrences(of: #""tools": ["write_file", "append_file", "update_context"]"#,
                                                                                          with: #""tools": ["request_revision"]"#))
         func ask(_ target: String, _ id: String) -> ToolCall {
-            StepModel.call("request_revision", ["targetAgentName": .string(target), "revisionRequest": .string("fix, \(target)")], id: id)
+            TestModel.call("request_revision", ["targetAgentName": .string(target), "revisionRequest": .string("fix, \(target)")], id: id)
         }
-        let model = StepModel([
+        let model = TestModel([
             .text("plan"), .text("facts"), .text("draft"),
             .tools([ask("Paige", "a"), ask("Remy", "b"), ask("Wren", "c"), ask("Wren", "d")]), .text("three asks"),
             .text("plan 2"), .text("facts 2"),
@@ -94,13 +95,13 @@ import WorkspaceCore
         #expect(wrensTools == ["error: refused: the relay allows 3 revisions per turn and 3 have been requested; finish with your own answer"])
         let finished = events.compactMap { if case .agentFinished(let message) = $0 { return message.agent.name } else { return nil } }
         #expect(finished == ["Paige", "Remy", "Wren", "Vera", "Paige", "Remy", "Wren"])
-        let transcript = try #require(scratch.text(Conversation.transcriptPath(forChat: manifest.chatFile)))
+        let transcript = try #require(scratch.contents(Conversation.transcriptPath(forChat: manifest.chatFile)))
         #expect(transcript.contains("error: refused: the relay allows 3 revisions per turn"))
     }
 
     @Test func aWrittenRevisionLineWorksForModelsThatCannotCallTools() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("REVISION for Wren: shorter please."), .text("short draft")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("REVISION for Wren: shorter please."), .text("short draft")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         try await scratch.run(engine, manifest.id)
@@ -109,11 +110,11 @@ import WorkspaceCore
     }
 
     @Test func aToolTheAgentLacksIsRefusedAndDoesNothing() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         // Remy may read, not write; a model may still name any tool.
-        let model = StepModel([
+        let model = TestModel([
             .text("plan"),
-            .tools([StepModel.call("write_file", ["path": "hacked.md", "content": "x"]), StepModel.call("delete_everything", [:], id: "call_1")]),
+            .tools([TestModel.call("write_file", ["path": "hacked.md", "content": "x"]), TestModel.call("delete_everything", [:], id: "call_1")]),
             .text("facts"), .text("draft"), .text("APPROVED"),
         ])
         let engine = scratch.engine(model)
@@ -128,16 +129,16 @@ import WorkspaceCore
     }
 
     @Test func sandboxEscapesThroughToolsAreRefusedWithAClearMessage() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         try FileManager.default.createDirectory(atPath: scratch.workspace.root + "/Research", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: scratch.workspace.root + "/Research/leak", withDestinationPath: scratch.base + "/outside")
         let reads = ["../outside/secret.txt", "/etc/passwd", ".relay/replica-id", "Research/leak/secret.txt", "Research/../../outside/secret.txt"]
         let writes: [(String, String)] = [("write_file", "../outside/owned.txt"), ("append_file", "/tmp/owned.txt"), ("write_file", ".relay/evil"),
                                           ("write_file", "Research/leak/owned.txt")]
-        var calls = reads.enumerated().map { StepModel.call("read_file", ["path": .string($1)], id: "r\($0)") }
-        calls += [StepModel.call("list_files", ["path": ".."], id: "l0"), StepModel.call("search_files", ["query": "secret", "path": "../outside"], id: "s0")]
-        let writeCalls = writes.enumerated().map { StepModel.call($1.0, ["path": .string($1.1), "content": "owned", "text": "owned"], id: "w\($0)") }
-        let model = StepModel([.text("plan"), .tools(calls), .text("facts"), .tools(writeCalls), .text("draft"), .text("APPROVED")])
+        var calls = reads.enumerated().map { TestModel.call("read_file", ["path": .string($1)], id: "r\($0)") }
+        calls += [TestModel.call("list_files", ["path": ".."], id: "l0"), TestModel.call("search_files", ["query": "secret", "path": "../outside"], id: "s0")]
+        let writeCalls = writes.enumerated().map { TestModel.call($1.0, ["path": .string($1.1), "content": "owned", "text": "owned"], id: "w\($0)") }
+        let model = TestModel([.text("plan"), .tools(calls), .text("facts"), .tools(writeCalls), .text("draft"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Escape!")
         try await scratch.run(engine, manifest.id)
@@ -158,9 +159,9 @@ import WorkspaceCore
     }
 
     @Test func writingToolsWriteThroughTheWorkspaceAndUpdateContextKeepsAPersonsEdit() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         let root = scratch.workspace.root
-        let model = StepModel([
+        let model = TestModel([
             .text("plan"), .text("facts"),
             // While Wren's model thinks, a person adds a line to context.md with an editor (temp file + rename).
             .act({
@@ -169,10 +170,10 @@ import WorkspaceCore
                 try! edited.write(toFile: path + ".swp", atomically: false, encoding: .utf8)
                 rename(path + ".swp", path)
             }, then: .tools([
-                StepModel.call("update_context", ["section": "Decisions", "content": "- Llamas stay in the north field."]),
-                StepModel.call("write_file", ["path": "Research/llamas/notes.md", "content": "# Llamas\n"], id: "call_1"),
-                StepModel.call("append_file", ["path": "Journal/agent/log.md", "text": "- wrote notes"], id: "call_2"),
-                StepModel.call("write_file", ["path": "context.md", "content": "clobbered"], id: "call_3"),
+                TestModel.call("update_context", ["section": "Decisions", "content": "- Llamas stay in the north field."]),
+                TestModel.call("write_file", ["path": "Research/llamas/notes.md", "content": "# Llamas\n"], id: "call_1"),
+                TestModel.call("append_file", ["path": "Journal/agent/log.md", "text": "- wrote notes"], id: "call_2"),
+                TestModel.call("write_file", ["path": "context.md", "content": "clobbered"], id: "call_3"),
             ])),
             .text("done"), .text("APPROVED"),
         ])
@@ -180,35 +181,35 @@ import WorkspaceCore
         let manifest = try engine.prepare(ask: "Record the decision")
         try await scratch.run(engine, manifest.id)
 
-        let context = try #require(scratch.text("context.md"))
+        let context = try #require(scratch.contents("context.md"))
         #expect(context.contains("The team keeps llamas."))
         #expect(context.contains("Ada's note: feed them at 6."), "the person's edit survives update_context")
         #expect(context.contains("## Decisions\n\n- Llamas stay in the north field."))
         #expect(!context.contains("clobbered"), "write_file may not replace context.md")
-        #expect(scratch.text("Research/llamas/notes.md") == "# Llamas\n")
-        #expect(scratch.text("Journal/agent/log.md") == "- wrote notes\n")
+        #expect(scratch.contents("Research/llamas/notes.md") == "# Llamas\n")
+        #expect(scratch.contents("Journal/agent/log.md") == "- wrote notes\n")
     }
 
     @Test func declaredOutputsLandWhereDeclared() async throws {
-        let scratch = try RelayScratch()
-        try scratch.put("Research/llama-care.md", "Llamas need shade and fresh water.\n")
-        let model = StepModel([.text("plan"), .text("facts"), .text("# Llama care\n\nShade and water."), .text("APPROVED: complete.")])
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Research/llama-care.md", "Llamas need shade and fresh water.\n")
+        let model = TestModel([.text("plan"), .text("facts"), .text("# Llama care\n\nShade and water."), .text("APPROVED: complete.")])
         let engine = scratch.engine(model)
         let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/llama-care.md", hash: "abc"))
         try await scratch.run(engine, manifest.id)
 
         #expect(model.received[0].user.contains("--- Research/llama-care.md ---\nLlamas need shade and fresh water."))
-        #expect(scratch.text("Research/llama-care/summary.md") == "# Llama care\n\nShade and water.\n")
-        let journal = try #require(scratch.text("Journal/agent/\(manifest.localDate).md"))
+        #expect(scratch.contents("Research/llama-care/summary.md") == "# Llama care\n\nShade and water.\n")
+        let journal = try #require(scratch.contents("Journal/agent/\(manifest.localDate).md"))
         #expect(journal.contains("🔍 Vera · research (run \(manifest.id))\n\nAPPROVED: complete.\n"))
         #expect(journal.contains("research on Research/llama-care.md: 4 messages"))
         #expect(scratch.exists("Chats/research-llama-care.md") && scratch.exists("Chats/research-llama-care.json"))
     }
 
     @Test func longInputsAreCutToTheAgentsBudgetAndTheCutIsMarked() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         let huge = String(repeating: "Llamas hum when they are content. ", count: 2_000)  // ~68,000 characters
-        let model = StepModel([.text("plan"), .text(huge), .text("draft"), .text("APPROVED")])
+        let model = TestModel([.text("plan"), .text(huge), .text("draft"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         let events = try await scratch.run(engine, manifest.id)
@@ -219,13 +220,13 @@ import WorkspaceCore
         #expect(wrenPrompt.user.contains("[… cut by Relay: "))
         #expect(wrenPrompt.user.contains("of Remy's output left out to fit the 4096-token budget …]"))
         #expect(events.contains { if case .note(let text) = $0 { return text.contains("Remy's output") } else { return false } })
-        let transcript = try #require(scratch.text(Conversation.transcriptPath(forChat: manifest.chatFile)))
+        let transcript = try #require(scratch.contents(Conversation.transcriptPath(forChat: manifest.chatFile)))
         #expect(transcript.contains("\"cuts\""))
     }
 
     @Test func oneAgentAloneAnswersWithAskAgent() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("Just Wren here.")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("Just Wren here.")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Hi Wren", agent: "wren")
         try await scratch.run(engine, manifest.id)
@@ -235,41 +236,41 @@ import WorkspaceCore
     }
 
     @Test func twoRunsAnsweringInTheSameChatAtOnceLoseNeitherTurn() async throws {
-        let scratch = try RelayScratch()
-        let slow: StepModel.Step = .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("slow answer"))
-        let first = StepModel([slow, slow, slow, .text("APPROVED one")])
-        let second = StepModel([slow, slow, slow, .text("APPROVED two")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let slow: TestModel.Step = .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("slow answer"))
+        let first = TestModel([slow, slow, slow, .text("APPROVED one")])
+        let second = TestModel([slow, slow, slow, .text("APPROVED two")])
         let engineA = scratch.engine(first), engineB = scratch.engine(second)
         let a = try engineA.prepare(ask: "First question", conversation: "shared")
         let b = try engineB.prepare(ask: "Second question", conversation: "shared")
         async let runA: Void = engineA.execute(a.id) { _ in }
         async let runB: Void = engineB.execute(b.id) { _ in }
         _ = try await (runA, runB)
-        let chat = try #require(scratch.text("Chats/shared.md"))
+        let chat = try #require(scratch.contents("Chats/shared.md"))
         #expect(chat.contains("<!-- relay:end \(a.id)") && chat.contains("<!-- relay:end \(b.id)"))
         #expect(chat.contains("APPROVED one") && chat.contains("APPROVED two"))
-        let transcript = try JSONValue(parsing: try #require(scratch.text("Chats/shared.json")))
+        let transcript = try JSONValue(parsing: try #require(scratch.contents("Chats/shared.json")))
         #expect(transcript["messages"]?.arrayValue?.count == 10)
     }
 
     @Test func anAgentsModelFieldAsksThatModel() async throws {
-        let scratch = try RelayScratch(roster: RelayScratch.roster.replacingOccurrences(of: #""systemPrompt": "You are Wren. Write.", "order": 2,"#,
+        let scratch = try ScratchWorkspace.forRelays(roster: ScratchWorkspace.relayRoster.replacingOccurrences(of: #""systemPrompt": "You are Wren. Write.", "order": 2,"#,
                                                                                          with: #""systemPrompt": "You are Wren. Write.", "order": 2, "model": "bigger-model","#))
-        let asked = EventBox()
-        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let asked = LockedBox<[RelayEvent]>([])
+        let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
         let engine = RelayEngine(workspace: scratch.workspace, models: ModelProvider(description: "test") { name in
-            asked.add(.note(name ?? "default"))
+            asked.mutate { $0.append(.note(name ?? "default")) }
             return model
         })
         let manifest = try engine.prepare(ask: "Llamas?")
         try await scratch.run(engine, manifest.id)
-        #expect(asked.events.contains(.note("bigger-model")))
-        #expect(asked.events.contains(.note("default")))
+        #expect(asked.value.contains(.note("bigger-model")))
+        #expect(asked.value.contains(.note("default")))
     }
 
     @Test func theEventStreamRunsFromRunStartedToFinalAndEndsWithTheErrorWhenTheModelFails() async throws {
-        let scratch = try RelayScratch()
-        let engine = scratch.engine(StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")]))
+        let scratch = try ScratchWorkspace.forRelays()
+        let engine = scratch.engine(TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")]))
         let manifest = try engine.prepare(ask: "Llamas?")
         var kinds: [String] = []
         for try await event in engine.run(manifest.id) { kinds.append(event.json["event"]?.stringValue ?? "?") }
@@ -277,7 +278,7 @@ import WorkspaceCore
         #expect(kinds.filter { $0 == "agentStarted" }.count == 4)
         #expect(kinds.filter { $0 == "textDelta" }.count >= 4)
 
-        let failing = scratch.engine(StepModel([.text("plan"), .fail(LanguageModelError(.httpStatus, "HTTP 500 from the server", status: 500))]))
+        let failing = scratch.engine(TestModel([.text("plan"), .fail(LanguageModelError(.httpStatus, "HTTP 500 from the server", status: 500))]))
         let second = try failing.prepare(ask: "Again?")
         var last: RelayEvent?
         do {
@@ -297,33 +298,5 @@ import WorkspaceCore
         #expect(added == "# Context\n\nIntro.\n\n## Open questions\n\n- none\n")
         let last = AgentToolbox.replacingSection(in: "## People\n\nAda\n", heading: "people", content: "Ada\nGrace")
         #expect(last == "## People\n\nAda\nGrace\n")
-    }
-}
-
-/// Several step models one after the other (the first answers `counts[0]` requests, …).
-final class SequenceModel: LanguageModel, @unchecked Sendable {
-    let models: [StepModel]
-    let counts: [Int]
-    private let lock = NSLock()
-    private var served = 0
-
-    init(_ models: [StepModel], counts: [Int]) {
-        self.models = models
-        self.counts = counts
-    }
-
-    var description: String { "sequence of step models (test double)" }
-
-    func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelEvent, any Error> {
-        let index: Int = lock.withLock {
-            defer { served += 1 }
-            var total = 0
-            for (position, count) in counts.enumerated() {
-                total += count
-                if served < total { return position }
-            }
-            return counts.count - 1
-        }
-        return models[index].stream(request)
     }
 }

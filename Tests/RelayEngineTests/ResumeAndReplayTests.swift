@@ -1,18 +1,19 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
 @Suite struct ResumeAndReplayTests {
     @Test func aRunThatFailsAtAgentThreeResumesThereWithZeroRepeatedModelCalls() async throws {
-        let scratch = try RelayScratch()
-        let first = StepModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.unreachable, "no model server at http://127.0.0.1:9/v1"))])
+        let scratch = try ScratchWorkspace.forRelays()
+        let first = TestModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.unreachable, "no model server at http://127.0.0.1:9/v1"))])
         let manifest = try scratch.engine(first).prepare(ask: "Llamas?")
         await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(first), manifest.id) }
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .failed)
 
-        let second = StepModel([.text("draft"), .text("APPROVED")])
+        let second = TestModel([.text("draft"), .text("APPROVED")])
         let events = try await scratch.run(scratch.engine(second), manifest.id)
         #expect(second.received.count == 2, "only Wren and Vera are asked")
         #expect(second.received[0].user == "[User Request]:\nLlamas?\n\n[Previous Agent — Remy]:\nfacts")
@@ -21,27 +22,30 @@ import WorkspaceCore
         #expect(finished.map(\.1) == [true, true, false, false])
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
         // The transcript holds each message once.
-        let transcript = try #require(scratch.text(Conversation.transcriptPath(forChat: manifest.chatFile)))
+        let transcript = try #require(scratch.contents(Conversation.transcriptPath(forChat: manifest.chatFile)))
         #expect(transcript.components(separatedBy: "\"text\" : \"facts\"").count == 2)
-        let chat = try #require(scratch.text(manifest.chatFile))
+        let chat = try #require(scratch.contents(manifest.chatFile))
         #expect(chat.components(separatedBy: "### 🔎 Remy").count == 2)
         #expect(!chat.contains("still working"))
     }
 
     @Test func cancellingMidReplyLeavesAResumableRunAndATranscriptWithOnlyWholeMessages() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         // Remy takes a while (as a real model does), so the chat files are written after his turn.
-        let hanging = StepModel([.text("plan"), .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("facts")), .hang(partial: "HALF-WRITTEN ANSWER")])
+        let hanging = TestModel([.text("plan"), .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("facts")), .hang(partial: "HALF-WRITTEN ANSWER")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
-        let box = EventBox()
-        let task = Task { try await engine.execute(manifest.id) { box.add($0) } }
-        // Wait until Wren is streaming.
-        for _ in 0..<400 where !box.events.contains(where: { if case .textDelta(_, "writer", _) = $0 { return true } else { return false } }) {
-            try await Task.sleep(for: .milliseconds(5))
+        let wrenStreams = Gate()
+        let task = Task {
+            defer { wrenStreams.open() }  // a run that ends early must not leave the test waiting
+            try await engine.execute(manifest.id) { event in
+                if case .textDelta(_, "writer", _) = event { wrenStreams.open() }
+            }
         }
+        // Wait until Wren is streaming.
+        await wrenStreams.wait()
         let transcriptPath = Conversation.transcriptPath(forChat: manifest.chatFile)
-        let during = try #require(scratch.text(transcriptPath))
+        let during = try #require(scratch.contents(transcriptPath))
         #expect(!during.contains("HALF-WRITTEN"), "the streaming message is not in the transcript")
         #expect(during.contains("\"text\" : \"facts\""))
         task.cancel()
@@ -49,23 +53,23 @@ import WorkspaceCore
 
         let store = RunStore(workspace: scratch.workspace)
         #expect(try store.summary(manifest.id).state == .interrupted)
-        #expect(!(scratch.text(transcriptPath) ?? "").contains("HALF-WRITTEN"))
-        #expect(!(scratch.text(manifest.chatFile) ?? "").contains("HALF-WRITTEN"))
+        #expect(!(scratch.contents(transcriptPath) ?? "").contains("HALF-WRITTEN"))
+        #expect(!(scratch.contents(manifest.chatFile) ?? "").contains("HALF-WRITTEN"))
 
-        let rest = StepModel([.text("draft"), .text("APPROVED")])
+        let rest = TestModel([.text("draft"), .text("APPROVED")])
         try await scratch.run(scratch.engine(rest), manifest.id)
         #expect(rest.received.count == 2)
         #expect(try store.summary(manifest.id).state == .done)
     }
 
     @Test func aFinishedRunIsShownFromItsJournalWithoutAskingTheModel() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         try await scratch.run(engine, manifest.id)
         let before = try scratch.records(manifest.id).count
-        let silent = StepModel([])
+        let silent = TestModel([])
         let events = try await scratch.run(scratch.engine(silent), manifest.id)
         #expect(silent.received.isEmpty)
         #expect(try scratch.records(manifest.id).count == before, "nothing is journaled again")
@@ -73,8 +77,8 @@ import WorkspaceCore
     }
 
     @Test func aTornLastJournalLineIsIgnoredAndItsCallRunsAgain() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.timeout, "slow"))])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.timeout, "slow"))])
         let manifest = try scratch.engine(model).prepare(ask: "Llamas?")
         await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(model), manifest.id) }
         // What `kill -9` mid-write leaves: half a record, no newline.
@@ -83,22 +87,22 @@ import WorkspaceCore
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(#"{"type":"response","key":"2/0","text":"half"#.utf8))
         try handle.close()
-        let rest = StepModel([.text("draft"), .text("APPROVED")])
+        let rest = TestModel([.text("draft"), .text("APPROVED")])
         try await scratch.run(scratch.engine(rest), manifest.id)
         #expect(rest.received.count == 2)
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
     }
 
     @Test func anAppendMadeJustBeforeACrashIsNotMadeAgainOnResume() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("plan"), .text("facts"),
-                               .tools([StepModel.call("append_file", ["path": "Journal/agent/log.md", "text": "- wrote notes"])]),
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("plan"), .text("facts"),
+                               .tools([TestModel.call("append_file", ["path": "Journal/agent/log.md", "text": "- wrote notes"])]),
                                .text("draft"), .text("APPROVED")])
         let manifest = try scratch.engine(model).prepare(ask: "Llamas?")
         try await scratch.run(scratch.engine(model), manifest.id)
         let agentJournal = "Journal/agent/" + manifest.localDate + ".md"
-        let journalLine = try #require(scratch.text(agentJournal))
-        #expect(scratch.text("Journal/agent/log.md") == "- wrote notes\n")
+        let journalLine = try #require(scratch.contents(agentJournal))
+        #expect(scratch.contents("Journal/agent/log.md") == "- wrote notes\n")
 
         // What `kill -9` right after each append leaves: the append in the file, its intent in
         // the run's journal, and nothing after it (first the tool's, then the end's).
@@ -110,33 +114,33 @@ import WorkspaceCore
             try (lines[...cut].joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
             // Killed right after the tool's append, the run had not written its journal line yet.
             if number == 1 { try FileManager.default.removeItem(atPath: scratch.workspace.root + "/" + agentJournal) }
-            let rest = StepModel([.text("draft"), .text("APPROVED")])
+            let rest = TestModel([.text("draft"), .text("APPROVED")])
             try await scratch.run(scratch.engine(rest), manifest.id)
             #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .done)
-            #expect(scratch.text("Journal/agent/log.md") == "- wrote notes\n", "the tool's append is in the file once")
-            #expect(scratch.text(agentJournal) == journalLine, "the run's journal line is there once")
+            #expect(scratch.contents("Journal/agent/log.md") == "- wrote notes\n", "the tool's append is in the file once")
+            #expect(scratch.contents(agentJournal) == journalLine, "the run's journal line is there once")
         }
     }
 
     @Test func aRecordedRunReplaysToIdenticalFiles() async throws {
-        let scratch = try RelayScratch()
-        try scratch.put("Chats/trip.md", "Earlier message.\n\n<!-- relay:end 1 · write your next message below this line -->\nPlan my trip to the llamas\n")
-        let model = StepModel([
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Chats/trip.md", "Earlier message.\n\n<!-- relay:end 1 · write your next message below this line -->\nPlan my trip to the llamas\n")
+        let model = TestModel([
             .text("plan"),
-            .tools([StepModel.call("read_file", ["path": "context.md"]), StepModel.call("search_files", ["query": "llamas"], id: "call_1")]),
+            .tools([TestModel.call("read_file", ["path": "context.md"]), TestModel.call("search_files", ["query": "llamas"], id: "call_1")]),
             .text("facts"),
-            .tools([StepModel.call("write_file", ["path": "Research/trip/plan.md", "content": "# Trip\n"]),
-                    StepModel.call("update_context", ["section": "Trips", "content": "- llama trip planned"], id: "call_1")]),
+            .tools([TestModel.call("write_file", ["path": "Research/trip/plan.md", "content": "# Trip\n"]),
+                    TestModel.call("update_context", ["section": "Trips", "content": "- llama trip planned"], id: "call_1")]),
             .text("draft"),
-            .tools([StepModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": "shorter"])]), .text("one fix"),
+            .tools([TestModel.call("request_revision", ["targetAgentName": "Wren", "revisionRequest": "shorter"])]), .text("one fix"),
             .text("short draft"),
         ])
         let engine = scratch.engine(model)
         let manifest = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h1"))
         try await scratch.run(engine, manifest.id)
         // A person edits the files afterwards: replay starts from the recorded versions anyway.
-        try scratch.put("context.md", "changed by a person\n")
-        try scratch.put("Chats/trip.md", "rewritten\n")
+        try scratch.write("context.md", "changed by a person\n")
+        try scratch.write("Chats/trip.md", "rewritten\n")
 
         let folder = scratch.base + "/replayed"
         let report = try await engine.replay(manifest.id, into: folder)
@@ -154,12 +158,12 @@ import WorkspaceCore
     }
 
     @Test func replayWithAnEditedRosterShowsWhichPromptsChanged() async throws {
-        let scratch = try RelayScratch()
-        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
         let engine = scratch.engine(model)
         let manifest = try engine.prepare(ask: "Llamas?")
         try await scratch.run(engine, manifest.id)
-        var roster = try Roster.parse(Array(RelayScratch.roster.utf8), file: "AgentConfiguration.json")
+        var roster = try Roster.parse(Array(ScratchWorkspace.relayRoster.utf8), file: "AgentConfiguration.json")
         roster.agents[2].systemPrompt = "You are Wren. Write in verse."
         let report = try await engine.replay(manifest.id, into: scratch.base + "/replayed", roster: roster)
         #expect(!report.matches)
@@ -175,10 +179,10 @@ import WorkspaceCore
 /// silence, and the run can be resumed once the disk is well again.
 @Suite struct JournalDurabilityTests {
     @Test func aRunWhoseJournalCannotBeFsyncedStopsWithAnErrorNamingTheJournalAndResumesLater() async throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         var workspace = scratch.workspace
         workspace.durable = true
-        let model = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
         let engine = RelayEngine(workspace: workspace, models: .single(model))
         let manifest = try engine.prepare(ask: "Llamas?")
         let store = RunStore(workspace: workspace)
@@ -197,20 +201,20 @@ import WorkspaceCore
         #expect(model.received.count <= 1, "no agent after the one whose reply could not be made durable")
         #expect(try store.summary(manifest.id).state != .done)
 
-        let rest = StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
+        let rest = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
         try await RelayEngine(workspace: workspace, models: .single(rest)).execute(manifest.id) { _ in }
         #expect(try store.summary(manifest.id).state == .done)
     }
 
     @Test func aRunWhoseManifestCannotBeFsyncedIsNotCreated() throws {
-        let scratch = try RelayScratch()
+        let scratch = try ScratchWorkspace.forRelays()
         var workspace = scratch.workspace
         workspace.durable = true
         let runs = RunStore(workspace: workspace).folder
         try FileManager.default.createDirectory(atPath: runs, withIntermediateDirectories: true)
         FsyncFaults.fail(under: runs)
         defer { FsyncFaults.clear(under: runs) }
-        let engine = RelayEngine(workspace: workspace, models: .single(StepModel([])))
+        let engine = RelayEngine(workspace: workspace, models: .single(TestModel([])))
         #expect(throws: RelayError.self) { try engine.prepare(ask: "Llamas?") }
         #expect(RunStore(workspace: workspace).ids().isEmpty)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).filter { !$0.hasPrefix(".") && $0 != "by-trigger" }.isEmpty)

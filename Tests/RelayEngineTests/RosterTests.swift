@@ -1,5 +1,6 @@
 import Foundation
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
@@ -92,21 +93,21 @@ import WorkspaceCore
     }
 
     @Test func anInvalidRosterSavedWhileTheDaemonRunsKeepsTheLastGoodOneAndSaysWhy() async throws {
-        let scratch = try RelayScratch()
-        let warnings = EventBox()
-        let keeper = RosterKeeper { warnings.add(.note($0)) }
-        var engine = scratch.engine(StepModel([.text("1"), .text("2"), .text("3"), .text("4"), .text("5"), .text("6"), .text("7"), .text("8")]))
+        let scratch = try ScratchWorkspace.forRelays()
+        let warnings = LockedBox<[RelayEvent]>([])
+        let keeper = RosterKeeper { warning in warnings.mutate { $0.append(.note(warning)) } }
+        var engine = scratch.engine(TestModel([.text("1"), .text("2"), .text("3"), .text("4"), .text("5"), .text("6"), .text("7"), .text("8")]))
         engine.rosterKeeper = keeper
         let first = try engine.prepare(ask: "first")
         #expect(first.roster.count == 4)
-        try scratch.put("AgentConfiguration.json", "[{\"id\": \"broken\"")
+        try scratch.write("AgentConfiguration.json", "[{\"id\": \"broken\"")
         let second = try engine.prepare(ask: "second")
         #expect(second.roster == first.roster)
         let note = try #require(second.inputNote)
         #expect(note.contains("AgentConfiguration.json:1:"))
         #expect(note.contains("using the last valid roster of relay 'chat'"))
-        #expect(warnings.events.count == 1)
+        #expect(warnings.value.count == 1)
         // Without a keeper (relay ask), an invalid roster is an error.
-        #expect(throws: WorkspaceError.self) { try scratch.engine(StepModel([])).prepare(ask: "third") }
+        #expect(throws: WorkspaceError.self) { try scratch.engine(TestModel([])).prepare(ask: "third") }
     }
 }

@@ -1,20 +1,21 @@
 import Foundation
 import LanguageModels
 @testable import RelayEngine
+import RelayTestKit
 import Testing
 import WorkspaceCore
 
 /// The run's event log (`events.jsonl`), which the HTTP API streams: every emitted event in
 /// order, numbered across executions, with an `end` line saying how each execution stopped.
 @Suite struct RunEventLogTests {
-    static func lines(_ scratch: RelayScratch, _ id: String) -> [(sequence: Int, object: [String: Any])] {
+    static func lines(_ scratch: ScratchWorkspace, _ id: String) -> [(sequence: Int, object: [String: Any])] {
         var reader = RunEventLog.Reader(path: RunStore(workspace: scratch.workspace).eventsPath(id))
         return reader.read().map { ($0.sequence, (try? JSONSerialization.jsonObject(with: Data($0.json.utf8)) as? [String: Any]) ?? [:]) }
     }
 
     @Test func everyEmittedEventIsLoggedInOrderWithTheJSONOfRelayAskJSONAndAnEnd() async throws {
-        let scratch = try RelayScratch()
-        let engine = scratch.engine(StepModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")]))
+        let scratch = try ScratchWorkspace.forRelays()
+        let engine = scratch.engine(TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")]))
         let manifest = try engine.prepare(ask: "Llamas?")
         let events = try await scratch.run(engine, manifest.id)
         let logged = Self.lines(scratch, manifest.id)
@@ -22,20 +23,23 @@ import WorkspaceCore
         #expect(logged.dropLast().map { $0.object["event"] as? String } == events.map { $0.json["event"]?.stringValue })
         #expect(logged.last?.object["event"] as? String == "end" && logged.last?.object["state"] as? String == "done")
         // Showing a finished run again (from its journal) logs nothing more.
-        _ = try await scratch.run(scratch.engine(StepModel([])), manifest.id)
+        _ = try await scratch.run(scratch.engine(TestModel([])), manifest.id)
         #expect(Self.lines(scratch, manifest.id).count == logged.count)
     }
 
     @Test func aPersonsStopIsCancelledAResumeGoesOnCountingAndATornLineIsSkipped() async throws {
-        let scratch = try RelayScratch()
-        let hanging = StepModel([.text("plan"), .hang(partial: "half")])
+        let scratch = try ScratchWorkspace.forRelays()
+        let hanging = TestModel([.text("plan"), .hang(partial: "half")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
-        let box = EventBox()
-        let task = Task { try await engine.execute(manifest.id, stopReason: { "stopped by a person" }) { box.add($0) } }
-        for _ in 0..<400 where !box.events.contains(where: { if case .textDelta(_, "researcher", _) = $0 { return true } else { return false } }) {
-            try await Task.sleep(for: .milliseconds(5))
+        let remyStreams = Gate()
+        let task = Task {
+            defer { remyStreams.open() }  // a run that ends early must not leave the test waiting
+            try await engine.execute(manifest.id, stopReason: { "stopped by a person" }) { event in
+                if case .textDelta(_, "researcher", _) = event { remyStreams.open() }
+            }
         }
+        await remyStreams.wait()
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         let store = RunStore(workspace: scratch.workspace)
@@ -49,7 +53,7 @@ import WorkspaceCore
         handle.seekToEndOfFile()
         handle.write(Data("\(first.count + 1)\t{\"event\":\"textDe".utf8))
         handle.closeFile()
-        try await scratch.run(scratch.engine(StepModel([.text("facts"), .text("draft"), .text("APPROVED")])), manifest.id)
+        try await scratch.run(scratch.engine(TestModel([.text("facts"), .text("draft"), .text("APPROVED")])), manifest.id)
         let all = Self.lines(scratch, manifest.id)
         #expect(all.map(\.sequence) == Array(1...all.count), "one numbering across both executions, the torn line skipped")
         #expect(all[first.count].object["event"] as? String == "runStarted" && all[first.count].object["resumed"] as? Bool == true)

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 
 /// Where the built executables are: next to the test bundle, in the build folder.
 enum Binaries {
@@ -42,13 +43,18 @@ func run(_ executable: String, _ arguments: [String], input: Data = Data(), envi
         try? stdin.fileHandleForWriting.close()
     }
     writer.start()
-    let errors = LockedData()
-    let errorReader = Thread { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+    let errors = LockedBox<Data?>(nil)
+    let errorsRead = DispatchSemaphore(value: 0)
+    let errorReader = Thread {
+        let data = stderr.fileHandleForReading.readDataToEndOfFile()
+        errors.mutate { $0 = data }
+        errorsRead.signal()
+    }
     errorReader.start()
     let output = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    while !errors.done { Thread.sleep(forTimeInterval: 0.001) }
-    return Run(status: process.terminationStatus, standardOutput: output, standardError: String(decoding: errors.data, as: UTF8.self))
+    errorsRead.wait()
+    return Run(status: process.terminationStatus, standardOutput: output, standardError: String(decoding: errors.value ?? Data(), as: UTF8.self))
 }
 
 /// Starts a child that runs until killed; its output goes nowhere.
@@ -77,35 +83,17 @@ func killHard(_ process: Process) {
     process.waitUntilExit()
 }
 
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored = Data()
-    private var finished = false
-    func set(_ data: Data) { lock.withLock { stored = data; finished = true } }
-    var data: Data { lock.withLock { stored } }
-    var done: Bool { lock.withLock { finished } }
-}
-
-/// A workspace made with the real `relay init`, in a temporary folder removed afterwards.
-final class ScratchWorkspace: Sendable {
-    let base: String
-    let folder: String
-    var root: String { base + "/" + folder }
-
+extension ScratchWorkspace {
+    /// A workspace made with the real `relay init` (the built-in template), in a temporary
+    /// folder removed afterwards.
+    ///
     /// - parameter name: the workspace folder's name (spaces and all, for tests of quoting).
-    init(name: String = "ws") throws {
-        folder = name
-        base = FileManager.default.temporaryDirectory.path + "/relay-it-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        let result = try run(Binaries.relay, ["init", root])
-        guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSDebugDescriptionErrorKey: result.standardError]) }
+    static func relayInit(name: String = "ws") throws -> ScratchWorkspace {
+        try ScratchWorkspace(name: name) { root in
+            let result = try RelayIntegrationTests.run(Binaries.relay, ["init", root])
+            guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSDebugDescriptionErrorKey: result.standardError]) }
+        }
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: base) }
-
-    func path(_ relative: String) -> String { root + "/" + relative }
-
-    func contents(_ relative: String) -> String? { try? String(contentsOfFile: path(relative), encoding: .utf8) }
 
     /// The four free-text agents of the seed's relay (Paige, Remy, Wren, Vera: the template before
     /// issue 17), with the grounding check off: the fixture of the tests about a run's mechanics
@@ -125,20 +113,8 @@ final class ScratchWorkspace: Sendable {
         try write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self))
     }
 
-    /// Writes a file as a person's editor would (folders made as needed).
-    func write(_ relative: String, _ text: String) throws {
-        let url = URL(fileURLWithPath: path(relative))
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
-    }
-
-    func temporaries(in folder: String = "") -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? root : path(folder))) ?? [])
-            .filter { $0.hasPrefix(".relay-tmp-") }
-    }
-
     /// `relay` with `-w` pointing here, for subcommands that take it.
     func relay(_ arguments: [String], input: String = "") throws -> Run {
-        try run(Binaries.relay, arguments, input: Data(input.utf8))
+        try RelayIntegrationTests.run(Binaries.relay, arguments, input: Data(input.utf8))
     }
 }

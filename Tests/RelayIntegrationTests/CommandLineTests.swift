@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// The `relay` binary as a person or a script uses it: exit statuses (0 ok, 1 failed, 2 bad
@@ -6,7 +7,7 @@ import Testing
 @Suite("The relay command line")
 struct CommandLineTests {
     @Test func writeReadAppendAndListRoundTrip() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         #expect(try s.relay(["fs", "write", "-w", s.root, "Research/llamas/summary.md"], input: "# Llamas\n").status == 0)
         #expect(try s.relay(["fs", "read", "-w", s.root, "Research/llamas/summary.md"]).text == "# Llamas\n")
         #expect(try s.relay(["fs", "append", "-w", s.root, "Journal/user/2026-11-22.md"], input: "- one").status == 0)
@@ -17,14 +18,14 @@ struct CommandLineTests {
     }
 
     @Test func binaryContentPassesThroughUnchanged() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let bytes = Data((0...255).map { UInt8($0) } + [0xC3, 0x28, 0x00])
         #expect(try run(Binaries.relay, ["fs", "write", "-w", s.root, "blob.bin"], input: bytes).status == 0)
         #expect(try s.relay(["fs", "read", "-w", s.root, "blob.bin"]).standardOutput == bytes)
     }
 
     @Test func theWorkspaceIsFoundFromASubfolderAndFromTheEnvironment() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let fromSubfolder = try run(Binaries.relay, ["fs", "read", "context.md"], in: s.path("Journal/user"))
         #expect(fromSubfolder.status == 0 && fromSubfolder.text == s.contents("context.md"))
         let fromEnvironment = try run(Binaries.relay, ["status"], environment: ["RELAY_WORKSPACE": s.root], in: "/")
@@ -34,7 +35,7 @@ struct CommandLineTests {
     /// A sync index that is not a database (a disk error, a bad restore): exit 1 with one line
     /// that names the file, and the peer is left as it was.
     @Test func aCorruptSyncIndexExitsWith1NamingTheFileAndTheOtherSideIsUntouched() throws {
-        let a = try ScratchWorkspace(), b = try ScratchWorkspace()
+        let a = try ScratchWorkspace.relayInit(), b = try ScratchWorkspace.relayInit()
         #expect(try run(Binaries.relay, ["sync", "-w", a.root, b.root]).status == 0)
         try a.write("notes.md", "new on A\n")
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: a.path(".relay/sync.sqlite" + suffix)) }
@@ -49,7 +50,7 @@ struct CommandLineTests {
     }
 
     @Test func aMissingWorkspaceExitsWith2AndSaysWhatToDo() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let missing = try s.relay(["status", "-w", s.base + "/nowhere"])
         #expect(missing.status == 2 && missing.standardError.contains("no such folder"))
         let notInitialised = try s.relay(["status", "-w", s.base])
@@ -57,7 +58,7 @@ struct CommandLineTests {
     }
 
     @Test func aFileWhereAFolderIsExpectedExitsWith2() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let fileAsWorkspace = try s.relay(["status", "-w", s.path("context.md")])
         #expect(fileAsWorkspace.status == 2 && fileAsWorkspace.standardError.contains("is a file, not a folder"))
         let fileAsFolder = try s.relay(["fs", "write", "-w", s.root, "context.md/inner.md"], input: "x")
@@ -65,7 +66,7 @@ struct CommandLineTests {
     }
 
     @Test func refusedPathsExitWith2NameTheRuleAndChangeNothing() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let before = try FileManager.default.contentsOfDirectory(atPath: s.base).sorted()
         for (path, rule) in [("../evil.md", "'..' would leave"), ("/etc/passwd", "absolute paths"), (".relay/replica-id", ".relay/ holds")] {
             let result = try s.relay(["fs", "write", "-w", s.root, path], input: "evil")
@@ -76,14 +77,14 @@ struct CommandLineTests {
     }
 
     @Test func badUsageExitsWith2() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         #expect(try s.relay(["fs", "frobnicate"]).status == 2)
         #expect(try s.relay(["fs", "update", "-w", s.root, "x.md"]).status == 2)
         #expect(try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "-1", "x.md"]).status == 2)
     }
 
     @Test func aFailingUpdateFilterExits1AndChangesNothing() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try "keep\n".write(toFile: s.path("k.md"), atomically: false, encoding: .utf8)
         let result = try s.relay(["fs", "update", "-w", s.root, "k.md", "--", "sh", "-c", "echo oops >&2; exit 3"])
         #expect(result.status == 1 && result.standardError.contains("the file was not changed") && result.standardError.contains("oops"), "\(result.status) \(result.standardError)")
@@ -91,23 +92,27 @@ struct CommandLineTests {
     }
 
     @Test func aLockHeldByAnotherProcessTimesOutNamingTheFile() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let original = s.contents("context.md")
         let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
         defer { killHard(holder) }
         // Wait until the holder has the lock.
         try waitUntilLocked(s, "context.md")
-        let started = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
         let blocked = try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "0.5", "context.md"], input: "new")
-        let waited = Date().timeIntervalSince(started)
+        let waited = clock.now - started
         #expect(blocked.status == 1)
         #expect(blocked.standardError.contains("context.md: another writer has held the lock for more than 0.5 s"))
-        #expect(waited >= 0.5 && waited < 10)
+        // It waited out its timeout (a lower bound no load can break), and gave up while the
+        // holder still held the lock: not by a clock, by the order of events.
+        #expect(waited >= .milliseconds(500))
+        #expect(holder.isRunning, "the writer waited for the holder to let go")
         #expect(s.contents("context.md") == original)
     }
 
     @Test func aLockIsReleasedByTheKernelWhenItsHolderIsKilled() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
         try waitUntilLocked(s, "context.md")
         killHard(holder)
@@ -116,7 +121,7 @@ struct CommandLineTests {
     }
 
     @Test func historyAndRestoreBringBackAReplacedVersion() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         _ = try s.relay(["fs", "write", "-w", s.root, "notes.md"], input: "first\n")
         _ = try s.relay(["fs", "write", "-w", s.root, "notes.md"], input: "second\n")
         let history = try s.relay(["fs", "history", "-w", s.root, "notes.md", "--json"])
@@ -131,7 +136,7 @@ struct CommandLineTests {
     }
 
     @Test func initTwiceKeepsEverythingAndSaysSo() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try "mine\n".write(toFile: s.path("context.md"), atomically: false, encoding: .utf8)
         let again = try run(Binaries.relay, ["init", s.root])
         #expect(again.status == 0 && again.text.contains("context.md (already there, kept)"))
@@ -139,7 +144,7 @@ struct CommandLineTests {
     }
 
     @Test func statusJSONReportsReplicaAndCounts() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let status = try s.relay(["status", "-w", s.root, "--json"])
         let root = try #require(try JSONSerialization.jsonObject(with: status.standardOutput) as? [String: Any])
         let object = try #require(root["workspace"] as? [String: Any])

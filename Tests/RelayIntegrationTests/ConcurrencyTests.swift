@@ -1,11 +1,12 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// Promise 2, no lost updates: several real processes writing the same files at once.
 @Suite("Concurrent processes: coordinated appends and updates lose nothing", .serialized)
 struct ConcurrencyTests {
     @Test func eightProcessesTimes250AppendsGiveExactly2000WholeLines() throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         let writers = try (0..<8).map { p in
             try spawn(Binaries.stress, ["append", scratch.root, "Journal/agent/shared.md", "250", "p\(p)"])
         }
@@ -24,14 +25,14 @@ struct ConcurrencyTests {
     }
 
     @Test func eightProcessesTimes100IncrementsThroughUpdateGiveExactly800() throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         let writers = try (0..<8).map { _ in try spawn(Binaries.stress, ["increment", scratch.root, "counter.txt", "100"]) }
         for writer in writers { writer.waitUntilExit(); #expect(writer.terminationStatus == 0) }
         #expect(scratch.contents("counter.txt") == "800\n")
     }
 
     @Test func incrementsThroughTheCommandLineFilterAreNotLostEither() throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         let group = DispatchGroup()
         for _ in 0..<4 {
             DispatchQueue.global().async(group: group) {

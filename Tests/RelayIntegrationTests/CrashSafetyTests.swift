@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// Promise 1, no torn files: real processes rewriting and appending, killed with SIGKILL at
@@ -6,7 +7,7 @@ import Testing
 @Suite("Crash safety: kill -9 in the middle of writes", .serialized)
 struct CrashSafetyTests {
     @Test func aWriterKilled200TimesNeverLeavesATornOrEmptyFile() throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         var versionsSeen = Set<String>()
         var killsWithFile = 0
         func inode() -> Int? { (try? FileManager.default.attributesOfItem(atPath: scratch.path("data.txt")))?[.systemFileNumber] as? Int }
@@ -40,7 +41,7 @@ struct CrashSafetyTests {
     }
 
     @Test func anAppenderKilled200TimesLeavesOnlyWholeLines() throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         for round in 0..<200 {
             let appender = try spawn(Binaries.stress, ["append-forever", scratch.root, "Journal/agent/log.md", "k\(round)"])
             Thread.sleep(forTimeInterval: Double.random(in: 0.003...0.040))

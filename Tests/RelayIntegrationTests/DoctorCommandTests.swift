@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// `relay doctor` as a person runs it: 0 healthy, 1 no server, 2 bad configuration — each with a
@@ -27,7 +28,7 @@ struct DoctorCommandTests {
     }
 
     @Test func aScriptedModelIsHealthyAndNamedAsScripted() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try #"""
             {"repeat": true, "replies": [
               {"when": "get_time", "toolCalls": [{"name": "get_time"}]},
@@ -53,7 +54,7 @@ struct DoctorCommandTests {
     }
 
     @Test func doctorReportsHowManyRequestsTheServerTakesAtOnceAndWarnsWhenAPlanWantsMore() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let server = FakeModelServer(log: s.base + "/requests.log")  // answers /props with 2 slots, as llama-server -np 2
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
@@ -81,7 +82,7 @@ struct DoctorCommandTests {
     }
 
     @Test func aMalformedModelSectionExitsWith2NamingFileLineAndField() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try Self.setModelSection(s, "{\n    \"provider\": \"openai-compatible\",\n    \"toolMode\": \"sometimes\"\n  }")
         let lines = try #require(s.contents("relay.json")).components(separatedBy: "\n")
         let line = try #require(lines.firstIndex { $0.contains("\"toolMode\"") }) + 1
@@ -91,7 +92,7 @@ struct DoctorCommandTests {
     }
 
     @Test func anthropicWithoutAKeyExitsWith2NamingTheVariable() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try Self.setModelSection(s, #"{"provider": "anthropic", "model": "claude-sonnet-4-5"}"#)
         let result = try run(Binaries.relay, ["doctor", "-w", s.root], environment: ["ANTHROPIC_API_KEY": ""])
         #expect(result.status == 2 && result.standardError.contains("ANTHROPIC_API_KEY"))

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// Promise 2, the part no lock can give: a person's editor takes no lock. Relay's updates race
@@ -9,7 +10,7 @@ struct EditorRaceTests {
 
     @Test(arguments: SaveStyle.allCases)
     func everyEditorSaveSurvivesConcurrentUpdates(style: SaveStyle) throws {
-        let scratch = try ScratchWorkspace()
+        let scratch = try ScratchWorkspace.relayInit()
         let file = scratch.path("context.md")
         try "# Context\n".write(toFile: file, atomically: false, encoding: .utf8)
         let errorLog = scratch.base + "/updater.err"

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceWatcher
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Glibc
     /// A served workspace whose model (the fake model server, a test double) takes `delay`
     /// seconds per reply, so a run is still going when the test acts on it.
     static func slowServed(delay: Double) throws -> (ScratchWorkspace, FakeModelServer, ServedWorkspace) {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let model = FakeModelServer(delay: delay, log: s.base + "/requests.log")
         try model.start()
@@ -81,11 +82,12 @@ import Glibc
         let url = served.base + "/runs/\(turn.id)/events"
         // All connect while the run is going, each in its own curl.
         let clients = try (0..<50).map { _ in try SSEReader(url: url) }
-        let collected = Collected(count: clients.count)
+        let collected = LockedBox(Array(repeating: [SSEReader.Event](), count: clients.count))
         DispatchQueue.concurrentPerform(iterations: clients.count) { index in
-            collected.set(index, clients[index].read())
+            let events = clients[index].read()
+            collected.mutate { $0[index] = events }
         }
-        let results = collected.all
+        let results = collected.value
         let whole = try SSEReader(url: url).read()
         #expect(whole.last?.kind == "end" && whole.filter { $0.kind == "agentFinished" }.count == 4)
         for (index, events) in results.enumerated() {
@@ -252,7 +254,7 @@ import Glibc
 @Suite(.serialized, .enabled(if: LocalModel.isAnswering, "no model server answers at 127.0.0.1:8080 — run `make model` to run this test"))
 struct HTTPRunsLocalModelTests {
     @Test func aRunOnTheLocalModelStreamsEveryAgentsTextAndItsAnswer() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let served = try ServedWorkspace(s)
         let started = try served.curl("POST", "/runs", body: #"{"message": "Name two things to pack for a day hike."}"#)
         #expect(started.status == 202, "\(started)")
@@ -266,13 +268,4 @@ struct HTTPRunsLocalModelTests {
         let final = try #require(events.first { $0.kind == "final" }?.object["text"] as? String)
         #expect(!final.isEmpty)
     }
-}
-
-/// What concurrent readers collected, one slot each.
-private final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [[SSEReader.Event]]
-    init(count: Int) { slots = Array(repeating: [], count: count) }
-    func set(_ index: Int, _ events: [SSEReader.Event]) { lock.withLock { slots[index] = events } }
-    var all: [[SSEReader.Event]] { lock.withLock { slots } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 
 /// `relay serve` on a free loopback port of a scratch workspace, for the HTTP tests.
 final class ServedWorkspace: @unchecked Sendable {
@@ -11,7 +12,7 @@ final class ServedWorkspace: @unchecked Sendable {
     /// The workspace's relay answers every agent's turn with `answer` (the scripted model),
     /// unless `environment` points it at another model.
     static func scripted(answer: String = "Llamas are camelids from the Andes.") throws -> ScratchWorkspace {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         try s.write("script.json", #"{"repeat": true, "replies": [{"text": "\#(answer)"}]}"#)
         let data = try Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// The template's relays on the real local model of `make model` (llama-server with
@@ -9,7 +10,7 @@ import Testing
        .enabled(if: LocalModel.isAnswering, "no model server answers at 127.0.0.1:8080 — run `make model` to run these tests"))
 struct LocalModelRelayTests {
     @Test func relayAskRunsTheTemplateRosterAndWritesItsTranscript() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "Name two things to pack for a day hike."])
         #expect(ask.status == 0, "\(ask.standardError)")
         for agent in ["🔎 Remy", "✍️ Wren", "🔍 Vera"] { #expect(ask.text.contains(agent)) }
@@ -28,7 +29,7 @@ struct LocalModelRelayTests {
     }
 
     @Test func aQuestionWhoseAnswerIsANameInAJournalNoteGetsThatNameInTheFinalAnswer() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.write("Journal/user/2026-11-02.md", "# Monday\n\nBought oat milk and a new kettle.\nOur new neighbour is called Thessaly Marchbank.\nThe plumber comes on Friday.\n")
         try s.write("Journal/user/2026-11-03.md", "# Tuesday\n\nRain all day. Finished the book about lighthouses.\n")
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "What is our new neighbour called?"])
@@ -43,7 +44,7 @@ struct LocalModelRelayTests {
     }
 
     @Test func aPlanRelayCompletesWithTwoParallelWorkers() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         // The template's agents and a planner; SmolLM2 copies the request as its only subtask
         // unless the schema asks for two (`minWorkers`).
         let roster = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("AgentConfiguration.json")))) as? [[String: Any]])

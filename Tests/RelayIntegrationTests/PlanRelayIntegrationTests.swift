@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// The real `relay` binary running a plan relay against the fake model server (a test double
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func killNineDuringAFanOutThenResumeRepeatsNoCallOfAFinishedWorker() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try usePlanRelay(s)
         let server = FakeModelServer(log: s.base + "/requests.log")
         try server.start()

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// The real `relay` binary running relays against a real HTTP model server (the fake one: a
@@ -8,7 +9,7 @@ import Testing
     func steps(_ s: ScratchWorkspace, _ run: String) -> Int { finishedSteps(of: run, inWorkspace: s.root) }
 
     @Test func killNineBetweenAgentsThenResumeRepeatsNoModelCallOfAFinishedAgent() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let server = FakeModelServer(delay: 0.5, log: s.base + "/requests.log")
         try server.start()
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func ctrlCStopsARunCleanlyAndResumeFinishesIt() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let server = FakeModelServer(delay: 0.4, log: s.base + "/requests.log")
         try server.start()
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func replayOfARealRunReproducesItsFiles() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let server = FakeModelServer(log: s.base + "/requests.log")
         try server.start()
@@ -100,7 +101,7 @@ import Testing
     }
 
     @Test func badInputGetsAClearErrorAndChangesNothing() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try "[{\"id\": \"a\", \"name\": \"A\", \"emoji\": \"x\", \"color\": \"blue\", \"systemPrompt\": \"p\", \"order\": 0}]"
             .write(toFile: s.path("AgentConfiguration.json"), atomically: true, encoding: .utf8)
         let before = try FileManager.default.contentsOfDirectory(atPath: s.path("Chats"))
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func anUnreachableModelServerFailsTheAskWithAResumableRun() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let port = FakeModelServer.freePort()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "hello"], environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
@@ -132,7 +133,7 @@ import Testing
     }
 
     @Test func agentsListsTheTemplateRosters() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let agents = try run(Binaries.relay, ["agents", "-w", s.root])
         #expect(agents.status == 0)
         #expect(agents.text.contains("relay research · input: file"))

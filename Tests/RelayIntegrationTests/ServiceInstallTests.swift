@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// `relay service install`: the unit it writes, checked line by line and by systemd's own
@@ -7,7 +8,7 @@ import Testing
     static let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     @Test func aUserUnitRunsRelayServeOnTheWorkspaceAndLogsToTheJournal() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let folder = s.base + "/units"
         let result = try s.relay(["service", "install", "-w", s.root, "--user", "--output", folder, "--http", "8123"])
         #expect(result.status == 0, "\(result.standardError)")
@@ -30,7 +31,7 @@ import Testing
 
     @Test(.enabled(if: analyze != nil, "needs systemd-analyze (Debian's systemd package)"))
     func theUnitPassesSystemdAnalyzeVerifyEvenForAPathWithSpacesAndPercent() throws {
-        let s = try ScratchWorkspace(name: "my notes 100%")
+        let s = try ScratchWorkspace.relayInit(name: "my notes 100%")
         let printed = try s.relay(["service", "install", "-w", s.root, "--print"])
         #expect(printed.status == 0, "\(printed.standardError)")
         #expect(printed.text.contains("\"\(s.root.replacingOccurrences(of: "%", with: "%%"))\""), "quoted, % escaped: \(printed.text)")
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aNonLoopbackAddressWithoutATokenIsRefusedAndWritesNothing() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         let folder = s.base + "/units"
         let refused = try s.relay(["service", "install", "-w", s.root, "--user", "--output", folder, "--http", "0.0.0.0:8000"])
         #expect(refused.status == 2 && refused.standardError.contains("--new-token"), "\(refused.standardError)")

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceSync
 
@@ -8,7 +9,7 @@ import WorkspaceSync
 @Suite("relay sync killed mid-apply", .serialized)
 struct SyncCrashTests {
     @Test func syncsKilledAtRandomStillConvergeWithNothingTornOrLost() throws {
-        let a = try ScratchWorkspace(), b = try ScratchWorkspace()
+        let a = try ScratchWorkspace.relayInit(), b = try ScratchWorkspace.relayInit()
         // Kill timings cannot be replayed, so there is no seed to keep: the messages name the round.
         // Whole-line entries each side appends; all must survive.
         var appended: [String] = []
@@ -61,7 +62,7 @@ struct SyncCrashTests {
     /// a random moment after its first copy lands: every file the target holds is whole (the
     /// source's bytes), and the next sync completes the copy, leaving no temporary behind.
     @Test func aFirstSyncKilledWhileItsBatchesOverlapLeavesOnlyWholeFilesAndTheNextSyncCompletesIt() throws {
-        let a = try ScratchWorkspace()
+        let a = try ScratchWorkspace.relayInit()
         let count = 3_500
         var notes: [String: String] = [:]
         for i in 0..<count {
@@ -79,7 +80,7 @@ struct SyncCrashTests {
         }
         var cutShort = 0
         for round in 0..<4 {
-            let b = try ScratchWorkspace()
+            let b = try ScratchWorkspace.relayInit()
             let sync = try spawn(Binaries.relay, ["sync", "-w", a.root, b.root])
             // Killed once the copies have begun to land, somewhere in the batches that follow.
             var waited = 0
@@ -109,7 +110,7 @@ struct SyncCrashTests {
 
     /// Three replicas, syncs between random pairs SIGKILLed mid-apply while all three append.
     @Test func threeReplicasSyncedInRandomPairsAndKilledMidApplyConvergeWithNothingTornOrLost() throws {
-        let replicas = try (0..<3).map { _ in try ScratchWorkspace() }
+        let replicas = try (0..<3).map { _ in try ScratchWorkspace.relayInit() }
         let names = ["a", "b", "c"]
         var seed = UInt64.random(in: 1...UInt64.max)
         let printedSeed = seed

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceSync
 
@@ -35,18 +36,7 @@ struct SyncFirstMeetingTests {
     static func write(_ path: String, _ text: String) throws { try text.write(toFile: path, atomically: false, encoding: .utf8) }
 
     /// Every file outside `.relay/`, path → bytes.
-    static func tree(_ root: String) -> [String: Data] {
-        var result: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: root)
-        while let path = enumerator?.nextObject() as? String {
-            if path == ".relay" { enumerator?.skipDescendants(); continue }
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder), !isFolder.boolValue {
-                result[path] = FileManager.default.contents(atPath: root + "/" + path)
-            }
-        }
-        return result
-    }
+    static func tree(_ root: String) -> [String: Data] { ScratchWorkspace.tree(root) }
 
     static func conflictCopies(_ root: String) -> [String] { tree(root).keys.filter { $0.contains(".conflict-") }.sorted() }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 import WorkspaceSync
@@ -17,7 +18,7 @@ struct SyncTransportTests {
     }
 
     @Test func twoReplicasConvergeThroughSyncServe() throws {
-        let here = try ScratchWorkspace(), there = try ScratchWorkspace()
+        let here = try ScratchWorkspace.relayInit(), there = try ScratchWorkspace.relayInit()
         try "laptop\n".write(toFile: here.path("Research/laptop.md"), atomically: false, encoding: .utf8)
         try "desktop\n".write(toFile: there.path("Research/desktop.md"), atomically: false, encoding: .utf8)
         let ssh = try Self.fakeSSH(in: here.base)
@@ -45,7 +46,7 @@ struct SyncTransportTests {
     }
 
     @Test func aHostilePeersPathsAreRefusedAndReportedAndNothingLandsOutside() throws {
-        let here = try ScratchWorkspace()
+        let here = try ScratchWorkspace.relayInit()
         let ssh = try Self.fakeSSH(in: here.base, running: "'\(Binaries.stress)' hostile-peer")
         let result = try run(Binaries.relay, ["sync", "-w", here.root, "--json", "mallory:/anything"], environment: ["RELAY_SSH": ssh])
         #expect(result.status == 0, "\(result.standardError)")
@@ -59,7 +60,7 @@ struct SyncTransportTests {
     }
 
     @Test func aPeerThatIsNotRelayGivesAClearError() throws {
-        let here = try ScratchWorkspace()
+        let here = try ScratchWorkspace.relayInit()
         let ssh = try Self.fakeSSH(in: here.base, running: "echo 'bash: relay: command not found' >&2; exit 127")
         let result = try run(Binaries.relay, ["sync", "-w", here.root, "box:notes"], environment: ["RELAY_SSH": ssh])
         #expect(result.status == 1)
@@ -71,7 +72,7 @@ struct SyncTransportTests {
     /// still goes through the parser (usage errors, help). That it serves is shown by every
     /// sync through it here (`twoReplicasConvergeThroughSyncServe`, the real sshd below).
     @Test func syncServeAsSshStartsItFailsClearlyOnAFolderThatIsNotAWorkspace() throws {
-        let here = try ScratchWorkspace()
+        let here = try ScratchWorkspace.relayInit()
         let plain = here.base + "/plain"
         try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
         let served = try run(Binaries.relay, ["sync-serve", "--stdio", plain])
@@ -90,7 +91,7 @@ struct SyncTransportTests {
 
     @Test(.enabled(if: sshd != nil, "needs sshd and ssh-keygen (Debian: openssh-server, openssh-client)"))
     func syncOverARealSSHToARealSshdOnLoopback() throws {
-        let here = try ScratchWorkspace(), there = try ScratchWorkspace()
+        let here = try ScratchWorkspace.relayInit(), there = try ScratchWorkspace.relayInit()
         let folder = here.base + "/sshd"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         #expect(try run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", folder + "/host_key"]).status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 
 /// `relay watch` with routed and plan relays (issue 19): the real binary, real inotify, and the

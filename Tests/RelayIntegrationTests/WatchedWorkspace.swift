@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 import WorkspaceWatcher
@@ -14,7 +15,7 @@ final class WatchedWorkspace: @unchecked Sendable {
 
     /// `triggers` as in relay.json; "$FIRED" in a command becomes the fired log's path.
     init(triggers: [[String: Any]], settleMilliseconds: Int = 50, sync: [String: Any]? = nil) throws {
-        scratch = try ScratchWorkspace()
+        scratch = try ScratchWorkspace.relayInit()
         let file = scratch.path("relay.json")
         var configuration = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as! [String: Any]
         configuration["triggers"] = triggers.map { trigger -> [String: Any] in

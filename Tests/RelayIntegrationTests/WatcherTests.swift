@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 import WorkspaceWatcher
@@ -194,7 +195,7 @@ struct WatcherTests {
     }
 
     @Test func theDaemonSyncsWithConfiguredPeersAfterChangesAndSyncedFilesFireNothingThere() throws {
-        let peer = try ScratchWorkspace()
+        let peer = try ScratchWorkspace.relayInit()
         let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("Research/**")],
                                      sync: ["peers": [peer.root], "afterChangeSeconds": 0.2])
         try w.start()

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -181,7 +182,7 @@ struct WebChatTests {
     }
 
     @Test func aPageReloadedMidTurnPicksTheStreamUpAndItsStopButtonCancelsTheRun() throws {
-        let s = try ScratchWorkspace()
+        let s = try ScratchWorkspace.relayInit()
         try s.useFourAgentRoster()
         let model = FakeModelServer(delay: 1.5, log: s.base + "/requests.log")
         try model.start()

@@ -1,15 +1,16 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("Coordinated appends and read-modify-write updates")
 struct AppendAndUpdateTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
     var workspace: Workspace { fixture.workspace }
 
     @Test func appendKeepsEntriesOnTheirOwnLines() throws {
-        try fixture.put("j.md", "no newline at end")
+        try fixture.write("j.md", "no newline at end")
         try workspace.append("j.md", line: "first")
         try workspace.append("j.md", bytes: Array("second\n".utf8))
         #expect(fixture.contents("j.md") == "no newline at end\nfirst\nsecond\n")
@@ -59,23 +60,23 @@ struct AppendAndUpdateTests {
 
     @Test func anUpdateWhoseTransformThrowsChangesNothing() throws {
         struct Refused: Error {}
-        try fixture.put("keep.md", "keep\n")
+        try fixture.write("keep.md", "keep\n")
         #expect(throws: Refused.self) { try workspace.update("keep.md") { _ in throw Refused() } }
         #expect(fixture.contents("keep.md") == "keep\n")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
         #expect(try workspace.history("keep.md").isEmpty)
     }
 
     @Test func anEditorSaveDuringTheTransformMakesItRunAgainOnTheNewContent() throws {
-        try fixture.put("context.md", "v1\n")
+        try fixture.write("context.md", "v1\n")
         var calls: [String] = []
         let result = try workspace.update("context.md") { old in
             let text = String(decoding: old ?? [], as: UTF8.self)
             calls.append(text)
             if calls.count == 1 {
                 // A person saves with their editor while the agent is thinking.
-                try? "v1\nperson's line\n".write(toFile: fixture.absolute("context.md.swp"), atomically: false, encoding: .utf8)
-                rename(fixture.absolute("context.md.swp"), fixture.absolute("context.md"))
+                try? "v1\nperson's line\n".write(toFile: fixture.path("context.md.swp"), atomically: false, encoding: .utf8)
+                rename(fixture.path("context.md.swp"), fixture.path("context.md"))
             }
             return Array((text + "agent's line\n").utf8)
         }
@@ -85,13 +86,13 @@ struct AppendAndUpdateTests {
     }
 
     @Test func anInPlaceEditorSaveOfTheSameSizeIsDetectedByItsHash() throws {
-        try fixture.put("c.md", "aaaa\n")
+        try fixture.write("c.md", "aaaa\n")
         var rounds = 0
         try workspace.update("c.md") { old in
             rounds += 1
             if rounds == 1 {
                 // Same size, in place, possibly within the same mtime tick: only the hash can tell.
-                let handle = FileHandle(forWritingAtPath: fixture.absolute("c.md"))!
+                let handle = FileHandle(forWritingAtPath: fixture.path("c.md"))!
                 handle.write(Data("bbbb\n".utf8))
                 try? handle.close()
             }
@@ -134,9 +135,9 @@ struct AppendAndUpdateTests {
 @Suite struct OpenElsewhereProbeTests {
     /// The update's check for an editor that opened the file before the swap relies on this.
     @Test func aFileSomebodyHasOpenIsSeenAsOpenAndNotOnceClosed() throws {
-        let scratch = try TemporaryWorkspace()
-        try scratch.put("notes.md", "x\n")
-        let path = scratch.absolute("notes.md")
+        let scratch = try ScratchWorkspace.core()
+        try scratch.write("notes.md", "x\n")
+        let path = scratch.path("notes.md")
         #expect(Syscall.isOpenElsewhere(path) == false)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         #expect(Syscall.isOpenElsewhere(path) == true)

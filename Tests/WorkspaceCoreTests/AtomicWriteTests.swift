@@ -1,25 +1,26 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("Atomic writes, the version store, and restore")
 struct AtomicWriteTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace(durable: true) }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core(durable: true) }
     var workspace: Workspace { fixture.workspace }
 
     @Test func writeCreatesMissingFoldersAndLeavesNoTemporaryFile() throws {
         let result = try workspace.write("Research/llamas/summary.md", string: "# Llamas\n")
         #expect(fixture.contents("Research/llamas/summary.md") == "# Llamas\n")
         #expect(result.replaced == nil && result.size == 9 && result.hash == ContentHash(of: "# Llamas\n"))
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     @Test func replacingKeepsTheOldFilesPermissions() throws {
-        try fixture.put("script.sh", "#!/bin/sh\n")
-        try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: fixture.absolute("script.sh"))
+        try fixture.write("script.sh", "#!/bin/sh\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: fixture.path("script.sh"))
         try workspace.write("script.sh", string: "#!/bin/sh\necho hi\n")
-        let mode = try FileManager.default.attributesOfItem(atPath: fixture.absolute("script.sh"))[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: fixture.path("script.sh"))[.posixPermissions] as? Int
         #expect(mode == 0o750)
     }
 
@@ -40,7 +41,7 @@ struct AtomicWriteTests {
 
     @Test func aPersonsEditOverwrittenByRelayIsRecoverable() throws {
         try workspace.write("notes.md", string: "relay wrote this\n")
-        try fixture.put("notes.md", "a person typed this\n")  // an editor, no lock
+        try fixture.write("notes.md", "a person typed this\n")  // an editor, no lock
         try workspace.write("notes.md", string: "relay again\n")
         let versions = try workspace.history("notes.md").compactMap(\.replaced)
         #expect(versions.contains(ContentHash(of: "a person typed this\n")))
@@ -66,16 +67,16 @@ struct AtomicWriteTests {
     }
 
     @Test func writingOverAFolderIsAClearErrorAndChangesNothing() throws {
-        try FileManager.default.createDirectory(atPath: fixture.absolute("Folder"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: fixture.path("Folder"), withIntermediateDirectories: true)
         #expect { try workspace.write("Folder", string: "x") } throws: { ($0 as? WorkspaceError)?.code == .isADirectory }
         var isFolder: ObjCBool = false
-        #expect(FileManager.default.fileExists(atPath: fixture.absolute("Folder"), isDirectory: &isFolder) && isFolder.boolValue)
-        #expect(fixture.temporaries().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: fixture.path("Folder"), isDirectory: &isFolder) && isFolder.boolValue)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     @Test func binaryAndInvalidUTF8ReadAsBytes() throws {
         let bytes: [UInt8] = [0x00, 0xFF, 0xFE, 0x80, 0x41, 0xC3]
-        try Data(bytes).write(to: URL(fileURLWithPath: fixture.absolute("blob.bin")))
+        try Data(bytes).write(to: URL(fileURLWithPath: fixture.path("blob.bin")))
         #expect(try workspace.read("blob.bin") == bytes)
         #expect {
             try workspace.readString("blob.bin")
@@ -101,15 +102,15 @@ struct AtomicWriteTests {
         #expect(FileManager.default.fileExists(atPath: leftover.absolute))
         try workspace.write("a.md", string: "2\n")
         #expect(!FileManager.default.fileExists(atPath: leftover.absolute))
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     @Test func statusReclaimsLeftoversWhoseWriterIsGoneAndLeavesActiveOnes() throws {
-        try fixture.put("Journal/x.md", "x\n")
-        let stale = fixture.absolute("Journal/" + WorkspaceLayout.temporaryPrefix + Workspace.lockKey("Journal/x.md") + "-dead")
+        try fixture.write("Journal/x.md", "x\n")
+        let stale = fixture.path("Journal/" + WorkspaceLayout.temporaryPrefix + Workspace.lockKey("Journal/x.md") + "-dead")
         try "partial".write(toFile: stale, atomically: false, encoding: .utf8)
         let busyKey = Workspace.lockKey("busy.md")
-        let busy = fixture.absolute(WorkspaceLayout.temporaryPrefix + busyKey + "-live")
+        let busy = fixture.path(WorkspaceLayout.temporaryPrefix + busyKey + "-live")
         try "in progress".write(toFile: busy, atomically: false, encoding: .utf8)
         let holder = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: busyKey), label: "busy.md", timeout: .seconds(1))
         let status = try workspace.status()

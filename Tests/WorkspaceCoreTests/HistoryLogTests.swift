@@ -1,12 +1,12 @@
 import Foundation
-import Synchronization
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("History of write batches: one file per batch, read with each path's own, merged when many")
 struct HistoryLogTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace(durable: true) }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core(durable: true) }
     var workspace: Workspace { fixture.workspace }
     var batches: String { workspace.layout.historyBatches }
 
@@ -121,13 +121,13 @@ struct HistoryLogTests {
     @Test func aReaderWhileBatchesAreWrittenAndMergedMissesNothing() throws {
         let workspace = self.workspace
         // (finished, readings, what the readings saw that they must not have)
-        let shared = Mutex((finished: false, readings: 0, lost: [String]()))
+        let shared = LockedBox((finished: false, readings: 0, lost: [String]()))
         let readerDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var last = 0
-            while !shared.withLock({ $0.finished }) {
+            while !shared.value.finished {
                 let count = (try? workspace.history("hot.md").count) ?? -1
-                shared.withLock {
+                shared.mutate {
                     if count < last { $0.lost.append("\(count) lines after \(last)") }
                     $0.readings += 1
                 }
@@ -141,12 +141,14 @@ struct HistoryLogTests {
                             expected: round == 0 ? nil : ContentHash(of: "round \(round - 1)\n"))
             _ = try batch.commit()
             if round % 10 == 9 { try HistoryLog.compact(batches, threshold: 4) }
-            let seen = shared.withLock { $0.readings }
-            for _ in 0..<2_000 where shared.withLock({ $0.readings }) < seen + 2 { usleep(1_000) }
+            let seen = shared.value.readings
+            // Two more readings before the next round, however slow the reader's thread is: the
+            // reader runs alongside every round, not by a clock.
+            while shared.value.readings < seen + 2 { usleep(1_000) }
         }
-        shared.withLock { $0.finished = true }
+        shared.mutate { $0.finished = true }
         readerDone.wait()
-        let (readings, lost) = shared.withLock { ($0.readings, $0.lost) }
+        let (readings, lost) = shared.mutate { ($0.readings, $0.lost) }
         #expect(lost.isEmpty, "readings lost lines: \(lost)")
         #expect(readings >= 120, "the reader ran alongside")
         #expect(try workspace.history("hot.md").count == 120)

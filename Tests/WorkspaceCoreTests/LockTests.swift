@@ -1,16 +1,18 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("The coordinated-write lock")
 struct LockTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
 
     @Test func aHeldLockMakesASecondWriterFailAfterItsTimeoutNamingTheFile() throws {
         var impatient = fixture.workspace
         impatient.lockTimeout = .milliseconds(300)
-        let started = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
         try fixture.workspace.withLock("Journal/user/today.md") {
             #expect {
                 try impatient.append("Journal/user/today.md", line: "blocked")
@@ -20,9 +22,10 @@ struct LockTests {
                     && error?.message.contains("0.3 s") == true
             }
         }
-        let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 0.29)
-        #expect(!FileManager.default.fileExists(atPath: fixture.absolute("Journal/user/today.md")))
+        // A lower bound (it waited out its timeout) on the monotonic clock: no load can break it.
+        let waited = clock.now - started
+        #expect(waited >= .milliseconds(290))
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("Journal/user/today.md")))
     }
 
     /// A lock file this version makes holds its label, intent and last-installed records in
@@ -53,7 +56,7 @@ struct LockTests {
         try workspace.write("old.md", string: "1\n")
         let file = workspace.lockFile(key: Workspace.lockKey("old.md"))
         let leftoverName = WorkspaceLayout.temporaryPrefix + Workspace.lockKey("old.md") + "-0badc0de"
-        try "half\n".write(toFile: fixture.absolute(leftoverName), atomically: false, encoding: .utf8)
+        try "half\n".write(toFile: fixture.path(leftoverName), atomically: false, encoding: .utf8)
         // The earlier layout, written by hand: label, intent at 4096, installed at 4608.
         var bytes = Array("old.md\n".utf8)
         bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
@@ -63,7 +66,7 @@ struct LockTests {
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         #expect(CoordinatedLock.Layout.of(size: bytes.count) == .legacy)
         try workspace.write("old.md", string: "2\n")
-        #expect(!FileManager.default.fileExists(atPath: fixture.absolute(leftoverName)), "the leftover named at 4096 was not removed")
+        #expect(!FileManager.default.fileExists(atPath: fixture.path(leftoverName)), "the leftover named at 4096 was not removed")
         // The write's last-installed record went to 4608, where it is read back.
         let stamp = try #require(workspace.stamp(ofFileAt: "old.md"))
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
@@ -99,9 +102,11 @@ struct LockTests {
         CoordinatedLock.countRefusals(of: lockFile)
         defer { CoordinatedLock.stopCountingRefusals(of: lockFile) }
         let done = LockedBox(false)
+        let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
             _ = try? workspace.append("w.md", line: "after release")
             done.mutate { $0 = true }
+            finished.signal()
         }
         thread.start()
         // Not a pause: the writer is seen trying the held lock and being refused, three times.
@@ -109,7 +114,7 @@ struct LockTests {
         #expect(!done.value)
         #expect(fixture.contents("w.md") == nil)
         holder.release()
-        for _ in 0..<200 where !done.value { Thread.sleep(forTimeInterval: 0.01) }
+        finished.wait()
         #expect(done.value && fixture.contents("w.md") == "after release\n")
     }
 

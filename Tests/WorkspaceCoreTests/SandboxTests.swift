@@ -1,11 +1,12 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("Sandbox: paths from people, scripts, models and peers stay inside the workspace")
 struct SandboxTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
     var workspace: Workspace { fixture.workspace }
 
     func refusal(_ path: String) -> WorkspaceError? {
@@ -30,25 +31,25 @@ struct SandboxTests {
     @Test func engineStateIsRefusedDirectlyAndThroughALink() throws {
         #expect(refusal(".relay/replica-id")?.isRefusal(mentioning: ".relay/ holds the engine's state") == true)
         #expect(refusal("x/../.relay/locks")?.isRefusal(mentioning: ".relay/") == true)
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("state"), withDestinationPath: ".relay")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("state"), withDestinationPath: ".relay")
         #expect(refusal("state/replica-id")?.isRefusal(mentioning: ".relay/") == true)
     }
 
     @Test func symlinkedFolderPointingOutsideIsRefused() throws {
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("escape"), withDestinationPath: fixture.outside)
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("escape"), withDestinationPath: fixture.outside)
         #expect(refusal("escape/secret.txt")?.isRefusal(mentioning: "the symbolic link 'escape' points outside the workspace") == true)
         #expect(throws: WorkspaceError.self) { try workspace.write("escape/new.txt", string: "x") }
         #expect(!FileManager.default.fileExists(atPath: fixture.outside + "/new.txt"))
     }
 
     @Test func relativeSymlinkClimbingOutIsRefused() throws {
-        try FileManager.default.createDirectory(atPath: fixture.absolute("deep"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("deep/up"), withDestinationPath: "../../outside")
+        try FileManager.default.createDirectory(atPath: fixture.path("deep"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("deep/up"), withDestinationPath: "../../outside")
         #expect(refusal("deep/up/secret.txt")?.isRefusal(mentioning: "points outside") == true)
     }
 
     @Test func symlinkedFilePointingOutsideIsRefusedForReadWriteAndAppend() throws {
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("leak.txt"), withDestinationPath: fixture.outside + "/secret.txt")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("leak.txt"), withDestinationPath: fixture.outside + "/secret.txt")
         #expect(throws: WorkspaceError.self) { try workspace.read("leak.txt") }
         #expect(throws: WorkspaceError.self) { try workspace.write("leak.txt", string: "overwritten") }
         #expect(throws: WorkspaceError.self) { try workspace.append("leak.txt", line: "appended") }
@@ -57,24 +58,24 @@ struct SandboxTests {
     }
 
     @Test func symlinkInsideTheWorkspaceIsFollowedAndKept() throws {
-        try fixture.put("real/notes.md", "one\n")
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("alias"), withDestinationPath: "real")
+        try fixture.write("real/notes.md", "one\n")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("alias"), withDestinationPath: "real")
         #expect(try workspace.resolve("alias/notes.md").relative == "real/notes.md")
         try workspace.write("alias/notes.md", string: "two\n")
         #expect(fixture.contents("real/notes.md") == "two\n")
-        let kind = try FileManager.default.attributesOfItem(atPath: fixture.absolute("alias"))[.type] as? FileAttributeType
+        let kind = try FileManager.default.attributesOfItem(atPath: fixture.path("alias"))[.type] as? FileAttributeType
         #expect(kind == .typeSymbolicLink)
     }
 
     @Test func absoluteSymlinkBackIntoTheRootIsAllowed() throws {
-        try fixture.put("target.md", "t\n")
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("abs"), withDestinationPath: fixture.root + "/target.md")
+        try fixture.write("target.md", "t\n")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("abs"), withDestinationPath: fixture.root + "/target.md")
         #expect(try workspace.resolve("abs").relative == "target.md")
     }
 
     @Test func symlinkLoopIsRefused() throws {
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("a"), withDestinationPath: "b")
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("b"), withDestinationPath: "a")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("a"), withDestinationPath: "b")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("b"), withDestinationPath: "a")
         #expect(refusal("a/x")?.isRefusal(mentioning: "too many symbolic links") == true)
     }
 
@@ -94,7 +95,7 @@ struct SandboxTests {
     }
 
     @Test func fileWhereAFolderIsExpectedIsAClearError() throws {
-        try fixture.put("notes.md", "x\n")
+        try fixture.write("notes.md", "x\n")
         #expect {
             try workspace.write("notes.md/inner.md", string: "y")
         } throws: { error in

@@ -1,15 +1,16 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("Write batches: many replacements, one flush, the same checks as an update")
 struct WriteBatchTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace(durable: true) }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core(durable: true) }
     var workspace: Workspace { fixture.workspace }
 
     @Test func nothingIsInPlaceBeforeCommitAndEverythingIsAfterWithHistoryAndTheDisplacedVersionStored() throws {
-        try fixture.put("notes/old.md", "old\n")
+        try fixture.write("notes/old.md", "old\n")
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("notes/new.md", bytes: Array("new\n".utf8), expected: nil)
         try batch.stage("notes/old.md", bytes: Array("replaced\n".utf8), expected: ContentHash(of: "old\n"))
@@ -25,7 +26,7 @@ struct WriteBatchTests {
         #expect(try workspace.history("notes/old.md").last?.replaced == ContentHash(of: "old\n"))
         let stamp = try #require(outcomes.first { $0.path == "notes/new.md" }?.stamp)
         #expect(workspace.stamp(ofFileAt: "notes/new.md") == stamp)
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     /// Past `loosePerBatch` versions, a batch writes the rest into one pack per commit: every
@@ -48,7 +49,7 @@ struct WriteBatchTests {
         #expect(again.count == 1)
         _ = try again.commit()
         #expect(try workspace.status().storedVersions == versions.count + 1)
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     /// A pack that is cut short (a copy of `.relay/` taken mid-write, a damaged disk) is not
@@ -66,7 +67,7 @@ struct WriteBatchTests {
 
         // The first packed version's bytes damaged in place (the table still points at them),
         // in a workspace that has not read this pack yet.
-        let damaged = try TemporaryWorkspace(durable: false)
+        let damaged = try ScratchWorkspace.core(durable: false)
         var bytes = whole
         bytes[0] ^= 0xff
         try FileManager.default.createDirectory(atPath: damaged.workspace.layout.objects + "/packs", withIntermediateDirectories: true)
@@ -75,7 +76,7 @@ struct WriteBatchTests {
         #expect(try damaged.workspace.objects.load(lastPacked) == versions.last!, "the others still load")
 
         // Cut short: its table is gone, so is every version in it.
-        let cut = try TemporaryWorkspace(durable: false)
+        let cut = try ScratchWorkspace.core(durable: false)
         try FileManager.default.createDirectory(atPath: cut.workspace.layout.objects + "/packs", withIntermediateDirectories: true)
         try whole.prefix(whole.count - 5).write(to: URL(fileURLWithPath: cut.workspace.layout.objects + "/packs/pack-1.pack"))
         #expect(!cut.workspace.objects.contains(lastPacked))
@@ -130,7 +131,7 @@ struct WriteBatchTests {
         try next.stage("notes/a.md", bytes: Array("a3\n".utf8), expected: ContentHash(of: "a2\n"))
         _ = try next.commit()
         #expect(fixture.contents("notes/a.md") == "a3\n")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     /// An editor that opened Relay's own last write of a file, and saves into it in place just
@@ -140,7 +141,7 @@ struct WriteBatchTests {
         let first = WriteBatch(workspace, operation: "sync")
         try first.stage("notes/plan.md", bytes: Array("relay's version\n".utf8), expected: nil)
         _ = try first.commit()
-        let path = fixture.absolute("notes/plan.md")
+        let path = fixture.path("notes/plan.md")
         // The editor opens the file (Relay's last write) before the next batch swaps it out.
         let editor = open(path, O_RDWR)
         try #require(editor >= 0)
@@ -169,13 +170,13 @@ struct WriteBatchTests {
     /// A replaced file keeps its permissions (an executable script stays executable), and a new
     /// file lands in folders the batch makes, several levels deep.
     @Test func aReplacedFileKeepsItsPermissionsAndANewOneGetsItsFolders() throws {
-        try fixture.put("tools/run.sh", "echo old\n")
-        chmod(fixture.absolute("tools/run.sh"), 0o750)
+        try fixture.write("tools/run.sh", "echo old\n")
+        chmod(fixture.path("tools/run.sh"), 0o750)
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("tools/run.sh", bytes: Array("echo new\n".utf8), expected: ContentHash(of: "echo old\n"))
         try batch.stage("deep/er/still/new.md", bytes: Array("new\n".utf8), expected: nil)
         _ = try batch.commit()
-        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.absolute("tools/run.sh"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.path("tools/run.sh"))
         #expect((attributes[.posixPermissions] as? Int) == 0o750)
         #expect(fixture.contents("tools/run.sh") == "echo new\n" && fixture.contents("deep/er/still/new.md") == "new\n")
     }
@@ -183,8 +184,8 @@ struct WriteBatchTests {
     /// What a batch no longer needs — a displaced version the store already has, a deleted
     /// file — leaves its path at once and is unlinked afterwards in the background.
     @Test func displacedCopiesTheStoreHasAndDeletedFilesLeaveAtOnceAndTheTrashEmptiesAfterwards() throws {
-        try fixture.put("notes/kept.md", "a version the store has\n")
-        try fixture.put("notes/gone.md", "to be deleted\n")
+        try fixture.write("notes/kept.md", "a version the store has\n")
+        try fixture.write("notes/gone.md", "to be deleted\n")
         try workspace.objects.store(Array("a version the store has\n".utf8))
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("notes/kept.md", bytes: Array("new\n".utf8), expected: ContentHash(of: "a version the store has\n"))
@@ -196,7 +197,7 @@ struct WriteBatchTests {
         #expect(outcomes.count == 2 && outcomes.allSatisfy { $0.result != nil || $0.removed })
         #expect(fixture.contents("notes/kept.md") == "new\n" && fixture.contents("notes/gone.md") == nil)
         #expect(try workspace.objects.load(ContentHash(of: "to be deleted\n")) == Array("to be deleted\n".utf8))
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
         #expect(try waitUntilEmpty(workspace.layout.trash), "the trash was not emptied")
     }
 
@@ -213,8 +214,8 @@ struct WriteBatchTests {
     /// A folder that took a file's place just before the file went to the trash stays where
     /// it is, with what is in it: the trash refuses it as `unlink` would.
     @Test func aFolderInTheFilesPlaceIsNotTakenToTheTrash() throws {
-        try fixture.put("notes/inside/keep.md", "a person's file\n")
-        let result = Trash.discard(fixture.absolute("notes/inside"), into: workspace.layout.trash)
+        try fixture.write("notes/inside/keep.md", "a person's file\n")
+        let result = Trash.discard(fixture.path("notes/inside"), into: workspace.layout.trash)
         guard case .failure(.isDirectory) = result else {
             Issue.record("expected .isDirectory, got \(result)")
             return
@@ -245,24 +246,24 @@ struct WriteBatchTests {
     }
 
     @Test func aFileChangedAfterStagingIsLeftAloneAndReportedWhileTheRestIsInstalled() throws {
-        try fixture.put("context.md", "what the index saw\n")
+        try fixture.write("context.md", "what the index saw\n")
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("context.md", bytes: Array("from the peer\n".utf8), expected: ContentHash(of: "what the index saw\n"))
         try batch.stage("other.md", bytes: Array("other\n".utf8), expected: nil)
         // A person saves while the batch is open (an editor takes no lock).
-        try fixture.put("context.md", "a person's edit\n")
+        try fixture.write("context.md", "a person's edit\n")
         let outcomes = try batch.commit()
         #expect(outcomes.first { $0.path == "context.md" }?.result == nil)
         #expect(outcomes.first { $0.path == "other.md" }?.result != nil)
         #expect(fixture.contents("context.md") == "a person's edit\n")
         #expect(fixture.contents("other.md") == "other\n")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     @Test func aFileThatAppearedWhereNoneWasExpectedIsNotOverwritten() throws {
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("Research/new.md", bytes: Array("from the peer\n".utf8), expected: nil)
-        try fixture.put("Research/new.md", "made here meanwhile\n")
+        try fixture.write("Research/new.md", "made here meanwhile\n")
         let outcomes = try batch.commit()
         #expect(outcomes.count == 1 && outcomes[0].result == nil)
         #expect(fixture.contents("Research/new.md") == "made here meanwhile\n")
@@ -275,7 +276,7 @@ struct WriteBatchTests {
             try batch.storeObject(Array("an object\n".utf8))
         }
         #expect(fixture.contents("a.md") == nil)
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
         var quick = workspace
         quick.lockTimeout = .milliseconds(200)
         try quick.write("a.md", string: "written after\n")  // the lock is free again
@@ -293,9 +294,9 @@ struct WriteBatchTests {
     }
 
     @Test func stagedRemovalsHappenAtCommitKeepTheContentAndLeaveAFileAPersonChangedMeanwhile() throws {
-        try fixture.put("old/a.md", "delete me\n")
-        try fixture.put("old/b.md", "delete me too\n")
-        try fixture.put("old/c.md", "the index saw this\n")
+        try fixture.write("old/a.md", "delete me\n")
+        try fixture.write("old/b.md", "delete me too\n")
+        try fixture.write("old/c.md", "the index saw this\n")
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stageRemoval("old/a.md", expected: ContentHash(of: "delete me\n"))
         try batch.stageRemoval("old/b.md", expected: ContentHash(of: "delete me too\n"))
@@ -304,7 +305,7 @@ struct WriteBatchTests {
         try batch.stage("new.md", bytes: Array("new\n".utf8), expected: nil)
         #expect(fixture.contents("old/a.md") == "delete me\n", "nothing is removed before the commit")
         // A person saves one of them while the batch is open (an editor takes no lock).
-        try fixture.put("old/c.md", "a person's edit\n")
+        try fixture.write("old/c.md", "a person's edit\n")
         unlink(fixture.workspace.root + "/old/b.md")
         let outcomes = try batch.commit()
         #expect(outcomes.first { $0.path == "old/a.md" }?.removed == true && fixture.contents("old/a.md") == nil)
@@ -315,7 +316,7 @@ struct WriteBatchTests {
         #expect(fixture.contents("new.md") == "new\n")
         #expect(try workspace.objects.load(ContentHash(of: "delete me\n")) == Array("delete me\n".utf8), "the deleted version is kept")
         #expect(try workspace.history("old/a.md").last?.operation == "sync-delete")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
         // The locks were released: a plain write of each path goes through.
         try workspace.write("old/a.md", string: "back\n")
     }
@@ -325,7 +326,7 @@ struct WriteBatchTests {
     /// Rewrites `path` in place with `content` of the same size and puts its modification
     /// time back: a change the stamp cannot see (as `touch -d` after an edit would make).
     private func changeBehindItsStamp(_ path: String, to content: String) throws {
-        let absolute = fixture.absolute(path)
+        let absolute = fixture.path(path)
         var before = stat()
         #expect(lstat(absolute, &before) == 0)
         #expect(Int(before.st_size) == content.utf8.count)
@@ -340,8 +341,8 @@ struct WriteBatchTests {
     /// `notes/a.md` and `notes/gone.md` holding what the index saw (and the store too, when
     /// `stored`): their expected hash and the stamps the index would vouch for.
     private func twoFilesTheIndexSaw(stored: Bool) throws -> (expected: ContentHash, stampA: FileStamp, stampGone: FileStamp) {
-        try fixture.put("notes/a.md", "seen by the index\n")
-        try fixture.put("notes/gone.md", "seen by the index\n")
+        try fixture.write("notes/a.md", "seen by the index\n")
+        try fixture.write("notes/gone.md", "seen by the index\n")
         if stored { try workspace.objects.store(Array("seen by the index\n".utf8)) }
         return (ContentHash(of: "seen by the index\n"), try #require(workspace.stamp(ofFileAt: "notes/a.md")),
                 try #require(workspace.stamp(ofFileAt: "notes/gone.md")))
@@ -372,7 +373,7 @@ struct WriteBatchTests {
         #expect(fixture.contents("notes/a.md") == "from the peer\n" && fixture.contents("notes/gone.md") == nil)
         #expect(try workspace.history("notes/a.md").last?.replaced == expected)
         #expect(try workspace.objects.load(expected) == Array("seen by the index\n".utf8), "the store's copy is intact")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     /// The same hidden change, with a stamp vouched for but the version missing from the
@@ -388,7 +389,7 @@ struct WriteBatchTests {
         #expect(outcomes.first { $0.path == "notes/gone.md" }?.removed == false)
         #expect(fixture.contents("notes/a.md") == "HIDDEN from stamp\n")
         #expect(fixture.contents("notes/gone.md") == "HIDDEN from stamp\n")
-        #expect(fixture.temporaries().isEmpty)
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     /// A person's save after the stamp was taken moves it (the index vouches only for stamps
@@ -397,7 +398,7 @@ struct WriteBatchTests {
         let seen = try twoFilesTheIndexSaw(stored: true)
         // The file system's clock past the stamps' tick, seen on a file of its own: the save
         // below lands in a later tick whatever the timestamp granularity.
-        let probe = fixture.absolute("notes/.tick-probe")
+        let probe = fixture.path("notes/.tick-probe")
         var tick = stat()
         repeat {
             FileManager.default.createFile(atPath: probe, contents: nil)
@@ -407,7 +408,7 @@ struct WriteBatchTests {
         let batch = try replaceAndRemoveByStamp(seen)
         // In place, the same size: only the modification time tells.
         for path in ["notes/a.md", "notes/gone.md"] {
-            let handle = try #require(FileHandle(forWritingAtPath: fixture.absolute(path)))
+            let handle = try #require(FileHandle(forWritingAtPath: fixture.path(path)))
             try handle.write(contentsOf: Data("a person's edit!!\n".utf8))
             try handle.close()
         }
@@ -422,19 +423,19 @@ struct WriteBatchTests {
 /// `StampWalk`: the walk of a sync refresh that the thread reading the index joins.
 @Suite("A walk shared by threads")
 struct StampWalkTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace(durable: false) }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core(durable: false) }
 
     /// Whatever the number of threads, the walk finds exactly the files the one-thread walk
     /// finds, with the same stamps: not `.relay/`, not temporaries (but it says it saw one),
     /// not what a symbolic link points to, folders several levels deep.
     @Test(arguments: [1, 2, 3])
     func threadsSharingTheWalkFindWhatOneThreadFinds(threads: Int) throws {
-        for i in 0..<600 { try fixture.put("f\(i % 13)/g\(i % 5)/h\(i % 3)/n\(i).md", "note \(i)\n") }
-        try fixture.put("top.md", "top\n")
-        try fixture.put("f1/.relay-tmp-left", "a killed writer's\n")
-        symlink(fixture.absolute("f2"), fixture.absolute("link-to-folder"))
-        symlink(fixture.absolute("top.md"), fixture.absolute("f3/link-to-file"))
+        for i in 0..<600 { try fixture.write("f\(i % 13)/g\(i % 5)/h\(i % 3)/n\(i).md", "note \(i)\n") }
+        try fixture.write("top.md", "top\n")
+        try fixture.write("f1/.relay-tmp-left", "a killed writer's\n")
+        symlink(fixture.path("f2"), fixture.path("link-to-folder"))
+        symlink(fixture.path("top.md"), fixture.path("f3/link-to-file"))
         let workspace = fixture.workspace
         var sawTemporary = false
         let expected = try workspace.fileStamps(sawTemporary: &sawTemporary)

@@ -1,43 +1,14 @@
 import Foundation
 import RelaySQLite
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
 
-/// A replica served over the sync protocol by a `SyncServer` on a thread of this process,
-/// through a pair of pipes: the frames, the requests and the answers of `relay sync-serve`,
-/// without a process in between.
-final class ServedReplica: @unchecked Sendable {
-    let endpoint: RemoteEndpoint
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(_ replica: Replica) throws {
-        let toServer = Pipe(), fromServer = Pipe()
-        // As `relay sync-serve` makes it: walking the tree while the index opens.
-        let server = try LocalEndpoint(workspace: replica.workspace, walkAhead: true)
-        let input = toServer.fileHandleForReading, output = fromServer.fileHandleForWriting
-        let done = finished
-        nonisolated(unsafe) let served = server
-        Thread.detachNewThread {
-            try? SyncServer.serve(served, input: input.fileDescriptor, output: output.fileDescriptor)
-            try? output.close()
-            done.signal()
-        }
-        endpoint = try RemoteEndpoint(writingTo: toServer.fileHandleForWriting, readingFrom: fromServer.fileHandleForReading,
-                                      location: "pipe:" + replica.root)
-    }
-
-    /// Says bye and waits until the server has let go of the replica's index.
-    func close() {
-        endpoint.close()
-        finished.wait()
-    }
-}
-
 /// `a` syncs with `b` over the protocol; `during` runs once, after both refreshes, before the
 /// first path is reconciled.
 @discardableResult
-func syncOverProtocol(_ a: Replica, _ b: Replica, during: (() throws -> Void)? = nil) throws -> SyncSummary {
+func syncOverProtocol(_ a: ScratchWorkspace, _ b: ScratchWorkspace, during: (() throws -> Void)? = nil) throws -> SyncSummary {
     let served = try ServedReplica(b)
     defer { served.close() }
     var ran = false
@@ -52,8 +23,8 @@ func syncOverProtocol(_ a: Replica, _ b: Replica, during: (() throws -> Void)? =
 }
 
 /// Two replicas under `base`: a laptop with 200 notes in 10 folders, a desktop with 20 files.
-func laptopAndDesktop(in base: String) throws -> (Replica, Replica) {
-    let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+func laptopAndDesktop(in base: String) throws -> (ScratchWorkspace, ScratchWorkspace) {
+    let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
     for i in 0..<200 { try a.write("notes/n\(i % 10)/file\(i).md", "note \(i)\n") }
     for i in 0..<20 { try b.write("desk/d\(i).txt", "desk \(i)\n") }
     return (a, b)
@@ -63,14 +34,14 @@ func laptopAndDesktop(in base: String) throws -> (Replica, Replica) {
 struct IndexChangesTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-index-changes-" + UUID().uuidString
 
-    func populated() throws -> (Replica, Replica) { try laptopAndDesktop(in: base) }
+    func populated() throws -> (ScratchWorkspace, ScratchWorkspace) { try laptopAndDesktop(in: base) }
 
     /// A walk begun when the endpoint was made (`walkAhead`, as `relay sync-serve` and `relay
     /// sync` make theirs) serves the refresh that follows at once, but not one that comes after
     /// `Walk.freshFor`: a file written after that walk is then still found.
     @Test func aWalkBegunAheadIsNotUsedOnceItIsStale() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let replica = try Replica(base, "laptop")
+        let replica = try ScratchWorkspace(in: base, name: "laptop")
         try replica.write("early.md", "here before\n")
         let endpoint = try LocalEndpoint(workspace: replica.workspace, walkAhead: true)
         Thread.sleep(forTimeInterval: 0.2)  // the walk of this small tree is long done
@@ -86,7 +57,7 @@ struct IndexChangesTests {
     /// answers were read in between, and every other file is installed.
     @Test func refusalsAmongManyPostedStagesComeBackForTheirOwnPaths() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let b = try Replica(base, "desktop")
+        let b = try ScratchWorkspace(in: base, name: "desktop")
         let served = try ServedReplica(b)
         defer { served.close() }
         _ = try served.endpoint.refresh()
@@ -105,7 +76,7 @@ struct IndexChangesTests {
         #expect(failures.allSatisfy { $0.error.code == .refused })
         let results = try served.endpoint.flush()
         #expect(results.values.compactMap { $0 }.count == count - refused.count)
-        #expect(b.read("notes/n\((count - 1) % 7)/file\(count - 1).md") == "note \(count - 1)\n")
+        #expect(b.contents("notes/n\((count - 1) % 7)/file\(count - 1).md") == "note \(count - 1)\n")
         #expect(b.tree().count == count - refused.count)
         #expect(!FileManager.default.fileExists(atPath: b.root + "/.relay/sneaky5.md"))
     }
@@ -174,7 +145,7 @@ struct IndexChangesTests {
     /// unchanged row keeps its sequence; and the kept digest is the rows' digest.
     @Test func rowsPutTogetherTakeConsecutiveSequencesAndKeepTheDigest() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let replica = try Replica(base, "laptop")
+        let replica = try ScratchWorkspace(in: base, name: "laptop")
         let index = try SyncIndex(workspace: replica.workspace)
         var vector = VersionVector()
         vector.increment("laptop")
@@ -235,7 +206,7 @@ struct IndexChangesTests {
         // Written on the peer meanwhile by someone else: the next sync sees it, and only it.
         try b.write("desk/d3.txt", "desk 3, edited on the desktop\n")
         let next = try syncOverProtocol(a, b)
-        #expect(next.examined == 1 && a.read("desk/d3.txt") == "desk 3, edited on the desktop\n")
+        #expect(next.examined == 1 && a.contents("desk/d3.txt") == "desk 3, edited on the desktop\n")
         let peerIndex = try SyncIndex(workspace: b.workspace)
         let copy = try SyncIndex(workspace: a.workspace).peerEntries(peerIndex.replica)
         #expect(SyncIndex.digest(copy.values) == SyncIndex.digest(try peerIndex.entries().values))
@@ -244,7 +215,7 @@ struct IndexChangesTests {
     @Test func changesMadeOnThePeerBetweenAndDuringSyncsAllArrive() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try populated()
-        let c = try Replica(base, "server")
+        let c = try ScratchWorkspace(in: base, name: "server")
         try syncOverProtocol(a, b)
         // Between syncs: edits, new files, deletions on the peer.
         for i in 0..<10 { try b.write("notes/n\(i % 10)/file\(i).md", "edited on the desktop \(i)\n") }
@@ -259,14 +230,14 @@ struct IndexChangesTests {
         }
         let secondIndex = try #require(second.peerIndex)
         #expect(!secondIndex.whole && secondIndex.rows >= 18 && secondIndex.rows < 40)
-        #expect(a.read("notes/n3/file3.md") == "edited on the desktop 3\n" && a.read("desk/new4.md") == "new 4\n")
-        #expect(a.read("desk/d1.txt") == nil)
+        #expect(a.contents("notes/n3/file3.md") == "edited on the desktop 3\n" && a.contents("desk/new4.md") == "new 4\n")
+        #expect(a.contents("desk/d1.txt") == nil)
         // The next sync brings what changed on the peer while the last one ran, from its copy.
         let third = try syncOverProtocol(a, b)
         #expect(third.peerIndex?.whole == false)
-        #expect(a.read("desk/d10.txt") == "edited while a sync ran\n")
-        #expect(a.read("desk/during.md") == "created while a sync ran\n")
-        #expect(a.read("from-the-server.md") == "server\n")
+        #expect(a.contents("desk/d10.txt") == "edited while a sync ran\n")
+        #expect(a.contents("desk/during.md") == "created while a sync ran\n")
+        #expect(a.contents("from-the-server.md") == "server\n")
         #expect(a.tree() == b.tree())
         #expect(a.conflictCopies().isEmpty)
         #expect(try syncOverProtocol(a, b).transferred == 0)
@@ -285,7 +256,7 @@ struct IndexChangesTests {
         try a.write("notes/n1/file1.md", "edited after the peer lost its index\n")
         let afterDelete = try syncOverProtocol(a, b)
         #expect(afterDelete.peerIndex?.whole == true)
-        #expect(a.tree() == b.tree() && b.read("notes/n1/file1.md") == "edited after the peer lost its index\n")
+        #expect(a.tree() == b.tree() && b.contents("notes/n1/file1.md") == "edited after the peer lost its index\n")
         #expect(a.conflictCopies().isEmpty)
 
         // Replaced by an older copy of itself: the same epoch, an earlier history.
@@ -304,8 +275,8 @@ struct IndexChangesTests {
         try b.write("desk/d6.txt", "edited after the restore\n")
         let afterRestore = try syncOverProtocol(a, b)
         #expect(afterRestore.peerIndex?.whole == true, "the copy no longer adds up to the peer's index")
-        #expect(a.read("desk/d6.txt") == "edited after the restore\n" && a.read("desk/d5.txt") == "edited on the desktop\n")
-        #expect(b.read("notes/n2/file42.md") == "edited on the laptop 4\n")
+        #expect(a.contents("desk/d6.txt") == "edited after the restore\n" && a.contents("desk/d5.txt") == "edited on the desktop\n")
+        #expect(b.contents("notes/n2/file42.md") == "edited on the laptop 4\n")
         #expect(a.tree() == b.tree())
         #expect(a.conflictCopies().isEmpty)
         let settled = try syncOverProtocol(a, b)
@@ -343,7 +314,7 @@ struct IndexChangesTests {
         let summary = try syncOverProtocol(a, b)
         #expect(summary.peerIndex?.whole == true, "another epoch: read whole")
         #expect(summary.copied == 1 && summary.conflicts == 0)
-        #expect(a.read("desk/d7.txt") == "edited before the migration\n")
+        #expect(a.contents("desk/d7.txt") == "edited before the migration\n")
         #expect(a.tree() == b.tree())
         #expect(try syncOverProtocol(a, b).peerIndex?.whole == false)
     }
@@ -361,7 +332,7 @@ struct IndexChangesTests {
         try b.write("desk/d2.txt", "edited at the server\n")
         let summary = try syncOverProtocol(a, b)
         #expect(summary.peerIndex?.whole == false, "the copy is counted, not thrown away")
-        #expect(a.read("desk/d2.txt") == "edited at the server\n" && a.tree() == b.tree())
+        #expect(a.contents("desk/d2.txt") == "edited at the server\n" && a.tree() == b.tree())
         let index = try SyncIndex(workspace: a.workspace), peer = try SyncIndex(workspace: b.workspace)
         let kept = try #require(try index.peerSummary(peer.replica))
         #expect(SyncIndex.digestText(sum: kept.digestSum, count: UInt64(kept.count)) == SyncIndex.digest(try peer.entries()),
@@ -371,7 +342,7 @@ struct IndexChangesTests {
 
     @Test func aRestampedFileKeepsItsSequenceAndNewContentTakesTheNext() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop")
+        let a = try ScratchWorkspace(in: base, name: "laptop")
         try a.write("a.md", "one\n")
         let index = try SyncIndex(workspace: a.workspace)
         try index.refresh()
@@ -392,13 +363,16 @@ struct IndexChangesTests {
     /// only a live row of that content, whose stamp was read after its timestamp tick ended.
     @Test func theIndexVouchesOnlyForALiveStampOfThatContentReadAfterItsTimestampTick() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop")
+        let a = try ScratchWorkspace(in: base, name: "laptop")
         let index = try SyncIndex(workspace: a.workspace)
         try a.write("a.md", "one\n")
+        // Not a pause across the tick: the file's time is set, a minute ahead of the scan and
+        // then a minute before it, so no load can move the scan in or out of the window.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: a.path("a.md"))
         try index.refresh()
         let hash = ContentHash(of: "one\n").hex
         #expect(try index.vouchedStamp("a.md", hash: hash) == nil, "modified within the racy window of the scan")
-        usleep(30_000)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: a.path("a.md"))
         try index.refresh()
         let stamp = try #require(try index.vouchedStamp("a.md", hash: hash), "scanned again once the tick was over")
         #expect(stamp == a.workspace.stamp(ofFileAt: "a.md"))
@@ -411,7 +385,7 @@ struct IndexChangesTests {
 
     @Test func anIndexClosedAfterWritingLeavesItsLogAndReopensWithEveryRow() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop")
+        let a = try ScratchWorkspace(in: base, name: "laptop")
         for i in 0..<20 { try a.write("notes/n\(i).md", "note \(i)\n") }
         do {
             let index = try SyncIndex(workspace: a.workspace)
@@ -426,7 +400,7 @@ struct IndexChangesTests {
 
     @Test func filesFromThePeerComeManyToARoundTrip() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         for i in 0..<150 { try b.write("Research/r\(i).md", "note \(i)\n" + String(repeating: "llama ", count: i)) }
         try b.write("big.bin", String(repeating: "x", count: 20 * 1024 * 1024))
         let served = try ServedReplica(b)
@@ -444,7 +418,7 @@ struct IndexChangesTests {
     /// everything is committed.
     @Test func aRefreshBegunAtHelloIsFinishedBeforeAnyOtherRequestAndBeforeBye() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let b = try Replica(base, "desktop")
+        let b = try ScratchWorkspace(in: base, name: "desktop")
         try b.write("desk/new.md", "written before the server started\n")
         let toServer = Pipe(), fromServer = Pipe(), codec = SyncProtocol.Codec()
         let write = { (request: SyncProtocol.Request) in
@@ -471,7 +445,7 @@ struct IndexChangesTests {
 
     @Test func aClientSpeakingAnotherProtocolVersionGetsAClearError() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let b = try Replica(base, "desktop")
+        let b = try ScratchWorkspace(in: base, name: "desktop")
         let toServer = Pipe(), fromServer = Pipe()
         var hello = SyncProtocol.Request(op: "hello")
         hello.version = 2
@@ -490,7 +464,7 @@ struct IndexChangesTests {
     /// that flush's answer is read gets its own answer, not the flush's, and the flush was made.
     @Test func aFlushBegunBeforeAnotherRequestIsAnsweredInOrderAndMade() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let b = try Replica(base, "desktop")
+        let b = try ScratchWorkspace(in: base, name: "desktop")
         let served = try ServedReplica(b)
         defer { served.close() }
         var vector = VersionVector()
@@ -499,13 +473,13 @@ struct IndexChangesTests {
         try served.endpoint.beginFlush()
         // Not flush: its answer (the base of a path nobody recorded) must be its own.
         #expect(try served.endpoint.base(peer: "laptop0000000000", path: "notes/new.md") == nil)
-        #expect(b.read("notes/new.md") == "from the laptop\n")
+        #expect(b.contents("notes/new.md") == "from the laptop\n")
         // A begun flush collected by flush itself gives the results.
         try served.endpoint.stage("notes/second.md", bytes: Array("second\n".utf8), expected: nil, vector: vector)
         try served.endpoint.beginFlush()
         let results = try served.endpoint.flush()
         #expect(results["notes/second.md"]??.hash == ContentHash(of: Array("second\n".utf8)).hex)
-        #expect(b.read("notes/second.md") == "second\n")
+        #expect(b.contents("notes/second.md") == "second\n")
     }
 
     /// Copies pushed to the peer become its merge base with this replica in its own flush: no
@@ -513,7 +487,7 @@ struct IndexChangesTests {
     /// on each side merges from them. Copies pulled from the peer still send theirs.
     @Test func pushedCopiesBecomeThePeersMergeBaseWithoutASetBaseRequestAndMergeLater() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         for i in 0..<5 { try a.write("notes/n\(i).md", "one\ntwo\nthree\n") }
         try b.write("desk/pulled.md", "from the desktop\n")
         let served = try ServedReplica(b)
@@ -535,14 +509,14 @@ struct IndexChangesTests {
         try b.write("notes/n0.md", "one\ntwo\nTHREE\n")
         let merged = try syncOverProtocol(a, b)
         #expect(merged.merged == 1 && merged.conflicts == 0, "\(merged)")
-        #expect(a.read("notes/n0.md") == "ONE\ntwo\nTHREE\n" && b.read("notes/n0.md") == "ONE\ntwo\nTHREE\n")
+        #expect(a.contents("notes/n0.md") == "ONE\ntwo\nTHREE\n" && b.contents("notes/n0.md") == "ONE\ntwo\nTHREE\n")
     }
 
     /// A sync that only pushes sends one flush: the one of the merge-base rows has nothing to
     /// flush on the peer (which recorded its bases itself) and makes no round trip.
     @Test func aSyncThatOnlyPushesFlushesThePeerOnce() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         for i in 0..<3 { try a.write("notes/n\(i).md", "note \(i)\n") }
         let served = try ServedReplica(b)
         let summary = try Reconciler(local: try LocalEndpoint(workspace: a.workspace), peer: served.endpoint).run()
@@ -550,19 +524,19 @@ struct IndexChangesTests {
         served.close()
         #expect(summary.copied == 3)
         #expect(sent["flush"] == 1 && sent["setBase"] == nil, "\(sent)")
-        #expect(b.read("notes/n2.md") == "note 2\n")
+        #expect(b.contents("notes/n2.md") == "note 2\n")
     }
 
     /// Empty files travel both ways over the protocol (a content of no bytes is still a content).
     @Test func emptyFilesTravelBothWaysOverTheProtocol() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         try a.write("notes/empty-here.md", "")
         try b.write("desk/empty-there.txt", "")
         try b.write("desk/full.txt", "not empty\n")
         let summary = try syncOverProtocol(a, b)
         #expect(summary.copied == 3 && summary.skipped.isEmpty && summary.refused.isEmpty, "\(summary)")
-        #expect(a.read("desk/empty-there.txt") == "" && b.read("notes/empty-here.md") == "")
+        #expect(a.contents("desk/empty-there.txt") == "" && b.contents("notes/empty-here.md") == "")
         #expect(a.tree() == b.tree())
     }
 }

@@ -1,19 +1,8 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
-
-/// A small deterministic generator, so a failing random case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Line diffs and the three-way merge")
 struct MergeTests {

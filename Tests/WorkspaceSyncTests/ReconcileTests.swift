@@ -1,48 +1,16 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
 
-/// A replica in a temporary folder.
-final class Replica: @unchecked Sendable {
-    let workspace: Workspace
-    var root: String { workspace.root }
-
-    init(_ base: String, _ name: String, template: WorkspaceTemplate = WorkspaceTemplate(files: [])) throws {
-        var (workspace, _) = try Workspace.initialize(at: base + "/" + name, template: template)
-        workspace.durable = false
-        self.workspace = workspace
-    }
-
-    func write(_ path: String, _ text: String) throws {
-        let url = URL(fileURLWithPath: root + "/" + path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
-    }
-
-    func append(_ path: String, _ text: String) throws { try write(path, (read(path) ?? "") + text) }
-    func read(_ path: String) -> String? { try? String(contentsOfFile: root + "/" + path, encoding: .utf8) }
-    func delete(_ path: String) { unlink(root + "/" + path) }
-
-    /// Every file outside .relay/, path → bytes.
-    func tree() -> [String: Data] {
-        var result: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: root)
-        while let path = enumerator?.nextObject() as? String {
-            if path == ".relay" { enumerator?.skipDescendants(); continue }
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder), !isFolder.boolValue {
-                result[path] = FileManager.default.contents(atPath: root + "/" + path)
-            }
-        }
-        return result
-    }
-
+extension ScratchWorkspace {
+    /// The conflict copies in the tree, sorted.
     func conflictCopies() -> [String] { tree().keys.filter { ConflictNames.original(of: $0) != nil }.sorted() }
 }
 
 @discardableResult
-func sync(_ a: Replica, _ b: Replica, force: Bool = false, examineAll: Bool = false) throws -> SyncSummary {
+func sync(_ a: ScratchWorkspace, _ b: ScratchWorkspace, force: Bool = false, examineAll: Bool = false) throws -> SyncSummary {
     var options = Reconciler.Options()
     options.force = force
     options.examineAll = examineAll
@@ -54,8 +22,8 @@ struct ReconcileScenarioTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-sync-" + UUID().uuidString
     static let context = "# Context\n\n## Goals\n- write the llama essay\n\n## People\n- Ada prefers short answers\n\n## Decisions\n- use SmolLM2\n"
 
-    func pair() throws -> (Replica, Replica) {
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+    func pair() throws -> (ScratchWorkspace, ScratchWorkspace) {
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         try a.write("context.md", Self.context)
         try sync(a, b)
         return (a, b)
@@ -69,7 +37,7 @@ struct ReconcileScenarioTests {
         let (a, b) = try pair()
         try a.write("notes/...", "three dots\n")
         try sync(a, b)
-        #expect(b.read("notes/...") == "three dots\n")
+        #expect(b.contents("notes/...") == "three dots\n")
         try a.write("notes/...", "laptop\n")
         try b.write("notes/...", "desktop\n")
         let summary = try sync(a, b)
@@ -108,7 +76,7 @@ struct ReconcileScenarioTests {
         try Self.context.write(toFile: folder + "/context.md", atomically: true, encoding: .utf8)
         try "one\ntwo\nthree\nfour\n".write(toFile: folder + "/notes.md", atomically: true, encoding: .utf8)
         let template = try WorkspaceTemplate.load(from: folder)
-        let a = try Replica(base, "laptop", template: template), b = try Replica(base, "desktop", template: template)
+        let a = try ScratchWorkspace(in: base, name: "laptop", template: template), b = try ScratchWorkspace(in: base, name: "desktop", template: template)
         try a.write("context.md", Self.context + "- laptop decision\n")
         try a.write("notes.md", "ONE\ntwo\nthree\nfour\n")
         try b.write("notes.md", "one\ntwo\nthree\nFOUR\n")
@@ -117,10 +85,10 @@ struct ReconcileScenarioTests {
         for file in template.files { options.template[file.path] = file.bytes }
         let summary = try Reconciler(local: a.workspace, peer: b.workspace, options: options).run()
         #expect(summary.copied == 1 && summary.merged == 1 && summary.conflicts == 0, "\(summary.actions)")
-        #expect(b.read("context.md") == Self.context + "- laptop decision\n")
-        #expect(a.read("notes.md") == "ONE\ntwo\nthree\nFOUR\n" && a.tree() == b.tree())
+        #expect(b.contents("context.md") == Self.context + "- laptop decision\n")
+        #expect(a.contents("notes.md") == "ONE\ntwo\nthree\nFOUR\n" && a.tree() == b.tree())
         // Without the template in common, the same histories are concurrent creations.
-        let c = try Replica(base, "c", template: template), d = try Replica(base, "d", template: template)
+        let c = try ScratchWorkspace(in: base, name: "c", template: template), d = try ScratchWorkspace(in: base, name: "d", template: template)
         try c.write("notes.md", "ONE\ntwo\nthree\nfour\n")
         try d.write("notes.md", "one\ntwo\nthree\nFOUR\n")
         options.template = [:]
@@ -134,7 +102,7 @@ struct ReconcileScenarioTests {
         try b.write("context.md", Self.context.replacingOccurrences(of: "- use SmolLM2\n", with: "- use SmolLM2\n- sync nightly\n"))
         let summary = try sync(b, a)
         #expect(summary.merged == 1 && summary.conflicts == 0)
-        let merged = try #require(a.read("context.md"))
+        let merged = try #require(a.contents("context.md"))
         #expect(merged.contains("- then the alpaca one\n") && merged.contains("- sync nightly\n"))
         #expect(a.tree() == b.tree())
         #expect(a.conflictCopies().isEmpty)
@@ -161,7 +129,7 @@ struct ReconcileScenarioTests {
         var options = Reconciler.Options()
         options.mergeRules = rules
         let summary = try Reconciler(local: b.workspace, peer: a.workspace, options: options).run()
-        let log = try #require(a.read("notes/log.txt"))
+        let log = try #require(a.contents("notes/log.txt"))
         #expect(log.contains("- from the laptop\n") && log.contains("- from the desktop\n"))
         #expect(a.conflictCopies().filter { $0.hasPrefix("notes/") }.isEmpty)
         #expect(a.conflictCopies().filter { $0.hasPrefix("data/table.conflict-") }.count == 1)
@@ -191,9 +159,9 @@ struct ReconcileScenarioTests {
         #expect(summary.conflicts == 1)
         let copies = a.conflictCopies()
         #expect(copies.count == 1)
-        let both = (a.read("context.md") ?? "") + (a.read(copies[0]) ?? "")
+        let both = (a.contents("context.md") ?? "") + (a.contents(copies[0]) ?? "")
         #expect(both.contains("bullet points") && both.contains("long stories"))
-        #expect(!(a.read("context.md") ?? "").contains("<<<<<<<"), "no conflict markers in context.md")
+        #expect(!(a.contents("context.md") ?? "").contains("<<<<<<<"), "no conflict markers in context.md")
         #expect(a.tree() == b.tree())
         let conflicts = try SyncIndex(workspace: a.workspace).openConflicts()
         #expect(conflicts.map(\.path) == ["context.md"])
@@ -214,8 +182,8 @@ struct ReconcileScenarioTests {
         let summary = try sync(a, b)
         #expect(summary.conflicts == 0)
         for day in ["Journal/user/2026-11-22.md", "Journal/agent/2026-11-23.md"] {
-            let text = try #require(a.read(day))
-            #expect(b.read(day) == text)
+            let text = try #require(a.contents(day))
+            #expect(b.contents(day) == text)
             for entry in ["- 09:00 started", "- 10:00 laptop", "- 10:01 desktop"] where day.hasSuffix("22.md") { #expect(text.contains(entry)) }
             for entry in ["- planner: outline", "- reviewer: approved"] where day.hasSuffix("23.md") { #expect(text.contains(entry)) }
         }
@@ -233,7 +201,7 @@ struct ReconcileScenarioTests {
         try a.write("Chats/2026-11-22.json", transcript(["m1", "m3"]))
         try b.write("Chats/2026-11-22.json", transcript(["m1", "m2"]))
         #expect(try sync(b, a).conflicts == 0)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data((a.read("Chats/2026-11-22.json") ?? "").utf8)) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data((a.contents("Chats/2026-11-22.json") ?? "").utf8)) as? [String: Any])
         #expect((object["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["m1", "m2", "m3"])
         #expect(a.tree() == b.tree())
     }
@@ -243,7 +211,7 @@ struct ReconcileScenarioTests {
     /// both sides, so a later concurrent edit merges against it instead of conflicting.
     @Test func aMergeBaseFoundByADryRunsRefreshIsStillKeptOnBothSidesByTheNextSync() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "laptop"), b = try Replica(base, "desktop")
+        let a = try ScratchWorkspace(in: base, name: "laptop"), b = try ScratchWorkspace(in: base, name: "desktop")
         let text = "# Plan\n\n- one\n- two\n- three\n"
         try a.write("plan.md", text)
         var dryRun = Reconciler.Options()
@@ -258,7 +226,7 @@ struct ReconcileScenarioTests {
         try b.write("plan.md", "# Plan\n\n- one\n- two\n- three, done\n")
         let merged = try sync(a, b)
         #expect(merged.conflicts == 0 && merged.merged == 1)
-        #expect(a.read("plan.md") == "# Plan\n\n- one, done\n- two\n- three, done\n" && b.read("plan.md") == a.read("plan.md"))
+        #expect(a.contents("plan.md") == "# Plan\n\n- one, done\n- two\n- three, done\n" && b.contents("plan.md") == a.contents("plan.md"))
     }
 
     @Test func deleteAgainstEditKeepsTheEdit() throws {
@@ -269,12 +237,12 @@ struct ReconcileScenarioTests {
         a.delete("Research/notes.md")
         try b.write("Research/notes.md", "v1\nedited on the desktop\n")
         try sync(a, b)
-        #expect(a.read("Research/notes.md") == "v1\nedited on the desktop\n")
+        #expect(a.contents("Research/notes.md") == "v1\nedited on the desktop\n")
         #expect(a.tree() == b.tree())
         // A delete that follows the edit causally does go through.
         b.delete("Research/notes.md")
         try sync(a, b)
-        #expect(a.read("Research/notes.md") == nil && b.read("Research/notes.md") == nil)
+        #expect(a.contents("Research/notes.md") == nil && b.contents("Research/notes.md") == nil)
     }
 
     @Test func theSameFileCreatedOnBothSides() throws {
@@ -287,7 +255,7 @@ struct ReconcileScenarioTests {
         let summary = try sync(a, b)
         #expect(summary.conflicts == 1, "identical concurrent files are not a conflict; different binaries are")
         #expect(a.conflictCopies().count == 1 && a.conflictCopies()[0].hasSuffix(".bin"))
-        let kept = a.read("photo.bin"), copy = a.read(a.conflictCopies()[0])
+        let kept = a.contents("photo.bin"), copy = a.contents(a.conflictCopies()[0])
         #expect(Set([kept, copy]) == Set(["laptop bytes", "desktop bytes"]))
         #expect(a.tree() == b.tree())
     }
@@ -295,7 +263,7 @@ struct ReconcileScenarioTests {
     @Test func causallyOrderedEditsNeverConflict() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()
-        let c = try Replica(base, "server")
+        let c = try ScratchWorkspace(in: base, name: "server")
         try sync(b, c)
         for round in 0..<6 {
             let (writer, next) = [(a, b), (b, c), (c, a)][round % 3]
@@ -314,7 +282,7 @@ struct ReconcileScenarioTests {
         // is stale: the merge must start from v2, which both have, or the appends collide.
         defer { try? FileManager.default.removeItem(atPath: base) }
         let (a, b) = try pair()
-        let c = try Replica(base, "server")
+        let c = try ScratchWorkspace(in: base, name: "server")
         let day = "Journal/user/2026-11-22.md", notes = "notes.md"
         try a.write(day, "- 09:00 start\n- 09:30 tea\n- 10:00 walk\n")
         try a.write(notes, "one\ntwo\nthree\nfour\n")
@@ -330,9 +298,9 @@ struct ReconcileScenarioTests {
         try b.write(notes, "zero (desktop)\none\nTWO\nthree\nfour\n")
         let summary = try sync(a, b)
         #expect(summary.conflicts == 0 && a.conflictCopies().isEmpty)
-        #expect(a.read(day) == "- 09:00 start\n- 09:30 green tea\n- 10:00 walk\n- 11:00 laptop\n- 11:05 desktop\n"
-                || a.read(day) == "- 09:00 start\n- 09:30 green tea\n- 10:00 walk\n- 11:05 desktop\n- 11:00 laptop\n")
-        #expect(a.read(notes) == "zero (desktop)\none\nTWO\nthree\nfour\nfive (laptop)\n")
+        #expect(a.contents(day) == "- 09:00 start\n- 09:30 green tea\n- 10:00 walk\n- 11:00 laptop\n- 11:05 desktop\n"
+                || a.contents(day) == "- 09:00 start\n- 09:30 green tea\n- 10:00 walk\n- 11:05 desktop\n- 11:00 laptop\n")
+        #expect(a.contents(notes) == "zero (desktop)\none\nTWO\nthree\nfour\nfive (laptop)\n")
         #expect(a.tree() == b.tree())
     }
 
@@ -345,9 +313,9 @@ struct ReconcileScenarioTests {
         try a.write(leftover, "half a copy")
         try a.write("Research/kept.md", "kept\n")
         try sync(a, b)
-        #expect(a.read(leftover) == nil, "the leftover is gone")
-        #expect(b.read(leftover) == nil, "and never travelled")
-        #expect(b.read("Research/kept.md") == "kept\n")
+        #expect(a.contents(leftover) == nil, "the leftover is gone")
+        #expect(b.contents(leftover) == nil, "and never travelled")
+        #expect(b.contents("Research/kept.md") == "kept\n")
     }
 
     @Test func aFileOnOneSideWhereTheOtherHasAFolderIsReportedAndTheRestSyncs() throws {
@@ -358,15 +326,15 @@ struct ReconcileScenarioTests {
         try a.write("other.md", "from the laptop\n")
         try b.write("more.md", "from the desktop\n")
         let summary = try sync(a, b)
-        #expect(b.read("other.md") == "from the laptop\n" && a.read("more.md") == "from the desktop\n", "the rest syncs")
+        #expect(b.contents("other.md") == "from the laptop\n" && a.contents("more.md") == "from the desktop\n", "the rest syncs")
         #expect(summary.clashes.sorted() == ["notes", "notes/one.md"], "both sides of the clash are reported")
-        #expect(a.read("notes") == "a file called notes\n" && b.read("notes/one.md") == "a note in a folder called notes\n", "nothing is lost")
+        #expect(a.contents("notes") == "a file called notes\n" && b.contents("notes/one.md") == "a note in a folder called notes\n", "nothing is lost")
         // Once a person renames the file, the next sync carries both.
-        try a.write("notes.txt", a.read("notes")!)
+        try a.write("notes.txt", a.contents("notes")!)
         a.delete("notes")
         let after = try sync(a, b)
         #expect(after.clashes.isEmpty)
-        #expect(a.read("notes/one.md") == "a note in a folder called notes\n" && b.read("notes.txt") == "a file called notes\n")
+        #expect(a.contents("notes/one.md") == "a note in a folder called notes\n" && b.contents("notes.txt") == "a file called notes\n")
         #expect(a.tree() == b.tree())
     }
 
@@ -380,7 +348,7 @@ struct ReconcileScenarioTests {
         try b.write("notes/one.md", "now a folder\n")
         let summary = try sync(a, b)
         #expect(summary.clashes.isEmpty)
-        #expect(a.read("notes/one.md") == "now a folder\n")
+        #expect(a.contents("notes/one.md") == "now a folder\n")
         #expect(a.tree() == b.tree())
     }
 
@@ -401,7 +369,7 @@ struct ReconcileScenarioTests {
 
     @Test func copiesInBatchesCommittedWhileTheNextIsStagedAllArriveWithTheirRowsAndMergeBases() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "source"), b = try Replica(base, "target")
+        let a = try ScratchWorkspace(in: base, name: "source"), b = try ScratchWorkspace(in: base, name: "target")
         for i in 0..<57 { try a.write("Research/d\(i % 4)/note-\(i).md", "note \(i)\n") }
         for i in 0..<8 { try a.write("Research/blob-\(i).bin", String(repeating: "\(i)", count: 100)) }
         var options = Reconciler.Options()
@@ -426,7 +394,7 @@ struct ReconcileScenarioTests {
 
     @Test func withoutOverlapTheSameCopiesAreFlushedOneBatchAfterAnother() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "source"), b = try Replica(base, "target")
+        let a = try ScratchWorkspace(in: base, name: "source"), b = try ScratchWorkspace(in: base, name: "target")
         for i in 0..<25 { try a.write("Research/note-\(i).md", "note \(i)\n") }
         var options = Reconciler.Options()
         options.batchFiles = 10
@@ -444,14 +412,14 @@ struct ReconcileScenarioTests {
         try sync(a, b)
         for i in 0..<8 { a.delete("Research/f\(i).md") }
         #expect { try sync(a, b) } throws: { ($0 as? SyncError)?.message.contains("refusing to delete 8") == true }
-        #expect(b.read("Research/f0.md") == "0\n", "nothing changed")
+        #expect(b.contents("Research/f0.md") == "0\n", "nothing changed")
         try sync(a, b, force: true)
-        #expect(b.read("Research/f0.md") == nil)
+        #expect(b.contents("Research/f0.md") == nil)
     }
 
     @Test func aCopiedReplicaWithTheSameIDIsRefused() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let a = try Replica(base, "one")
+        let a = try ScratchWorkspace(in: base, name: "one")
         try FileManager.default.copyItem(atPath: a.root, toPath: base + "/clone")
         let clone = try Workspace.open(at: base + "/clone")
         #expect { try Reconciler(local: a.workspace, peer: clone).run() } throws: {

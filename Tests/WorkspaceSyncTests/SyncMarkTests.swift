@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
@@ -11,7 +12,7 @@ import WorkspaceCore
 struct SyncMarkTests {
     let base = FileManager.default.temporaryDirectory.path + "/relay-sync-mark-" + UUID().uuidString
 
-    func populated() throws -> (Replica, Replica) { try laptopAndDesktop(in: base) }
+    func populated() throws -> (ScratchWorkspace, ScratchWorkspace) { try laptopAndDesktop(in: base) }
 
     @Test func aSyncAfterACleanOneLooksOnlyAtThePathsWrittenSince() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -30,7 +31,7 @@ struct SyncMarkTests {
         #expect(changed.examined == 4, "only the four paths written since: \(changed.examined)")
         #expect(changed.copied == 3 && changed.deleted == 1)
         #expect(a.tree() == b.tree())
-        #expect(b.read("notes/n3/file3.md") == "edited on the laptop\n" && a.read("notes/n5/file15.md") == nil)
+        #expect(b.contents("notes/n3/file3.md") == "edited on the laptop\n" && a.contents("notes/n5/file15.md") == nil)
 
         // Looking at every path finds nothing the marks passed over.
         let everything = try sync(a, b, examineAll: true)
@@ -92,18 +93,18 @@ struct SyncMarkTests {
 
         try b.write("notes/n7/file7.md", "edited on the desktop after the backup\n")
         try sync(b, a)
-        #expect(a.read("notes/n7/file7.md") == "edited on the desktop after the backup\n")
+        #expect(a.contents("notes/n7/file7.md") == "edited on the desktop after the backup\n")
         try sync(b, a)
 
         try FileManager.default.removeItem(atPath: a.root)
         try FileManager.default.moveItem(atPath: backup, toPath: a.root)
-        #expect(a.read("notes/n7/file7.md") == "note 7\n")
+        #expect(a.contents("notes/n7/file7.md") == "note 7\n")
         // The restored laptop writes more than the edit it lost, so its counter passes the old one.
         for i in 0..<30 { try a.write("later/l\(i).md", "written after the restore \(i)\n") }
 
         let afterRestore = try sync(b, a)
         #expect(afterRestore.examined >= 250, "the marks differ: every path is looked at (\(afterRestore.examined))")
-        #expect(a.read("notes/n7/file7.md") == "edited on the desktop after the backup\n")
+        #expect(a.contents("notes/n7/file7.md") == "edited on the desktop after the backup\n")
         #expect(a.tree() == b.tree())
         #expect(a.conflictCopies().isEmpty)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
@@ -9,7 +10,7 @@ struct SyncthingTests {
 
     @Test func aCleanCopyIsMergedKeptInTheStoreAndRemoved() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let replica = try Replica(base, "laptop")
+        let replica = try ScratchWorkspace(in: base, name: "laptop")
         let context = "# Context\n\n## Goals\n- one\n\n## Decisions\n- two\n"
         try replica.write("context.md", context)
         try SyncIndex(workspace: replica.workspace).refresh()  // the base Relay last saw
@@ -25,24 +26,24 @@ struct SyncthingTests {
         let outcome = try SyncthingConflicts.resolve(in: replica.workspace)
         #expect(Set(outcome.merged) == [copy, "Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md"])
         #expect(outcome.left.isEmpty)
-        let merged = try #require(replica.read("context.md"))
+        let merged = try #require(replica.contents("context.md"))
         #expect(merged.contains("- desktop goal\n") && merged.contains("- laptop decision\n"))
-        #expect(replica.read(copy) == nil)
+        #expect(replica.contents(copy) == nil)
         #expect(replica.workspace.objects.contains(ContentHash(of: laptopVersion)), "the copy's bytes stay recoverable")
-        let journal = try #require(replica.read("Journal/user/2026-11-22.md"))
+        let journal = try #require(replica.contents("Journal/user/2026-11-22.md"))
         #expect(journal.contains("- 09:00 desktop") && journal.contains("- 09:05 laptop"))
     }
 
     @Test func anOverlappingCopyIsLeftForAPerson() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let replica = try Replica(base, "laptop")
+        let replica = try ScratchWorkspace(in: base, name: "laptop")
         try replica.write("notes.md", "status: draft\n")
         try SyncIndex(workspace: replica.workspace).refresh()
         try replica.write("notes.md", "status: final\n")
         try replica.write("notes.sync-conflict-20261122-101500-ABCDEF1.md", "status: abandoned\n")
         let outcome = try SyncthingConflicts.resolve(in: replica.workspace)
         #expect(outcome.merged.isEmpty && outcome.left == ["notes.sync-conflict-20261122-101500-ABCDEF1.md"])
-        #expect(replica.read("notes.md") == "status: final\n")
-        #expect(replica.read("notes.sync-conflict-20261122-101500-ABCDEF1.md") == "status: abandoned\n")
+        #expect(replica.contents("notes.md") == "status: final\n")
+        #expect(replica.contents("notes.sync-conflict-20261122-101500-ABCDEF1.md") == "status: abandoned\n")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import Testing
 import WorkspaceCore
 @testable import WorkspaceSync
@@ -57,7 +58,7 @@ enum ModelKind {
 }
 
 /// One write or delete of one path on one replica.
-struct ModelEvent {
+struct SyncModelEvent {
     var id: Int
     var path: String
     var replica: Int
@@ -82,18 +83,16 @@ final class CrashingEndpoint: ReplicaEndpoint {
 
     /// Shared by both sides of one sync: the process dies once for both. Both sides refresh,
     /// and flush, at once (on two threads).
-    final class Fuse: @unchecked Sendable {
-        private var remaining: Int
-        private var blown = false
-        private let lock = NSLock()
-        init(calls: Int) { remaining = calls }
+    final class Fuse: Sendable {
+        private let state: LockedBox<(remaining: Int, blown: Bool)>
+        init(calls: Int) { state = LockedBox((calls, false)) }
         /// Calls left before the crash.
-        var left: Int { lock.withLock { remaining } }
+        var left: Int { state.value.remaining }
         func tick() throws {
-            try lock.withLock {
-                if blown { throw SimulatedCrash() }
-                remaining -= 1
-                if remaining < 0 { blown = true; throw SimulatedCrash() }
+            try state.mutate { state in
+                if state.blown { throw SimulatedCrash() }
+                state.remaining -= 1
+                if state.remaining < 0 { state.blown = true; throw SimulatedCrash() }
             }
         }
     }
@@ -163,9 +162,9 @@ final class SyncModel {
 
     let seed: UInt64
     let base: String
-    let replicas: [Replica]
+    let replicas: [ScratchWorkspace]
     var random: SeededGenerator
-    var events: [ModelEvent] = []
+    var events: [SyncModelEvent] = []
     /// Per replica, per path: the events its copy of the path includes.
     var known: [[String: Set<Int>]]
     /// Per path: every unit any version of it ever had (what a file of that path may be made of).
@@ -193,13 +192,13 @@ final class SyncModel {
         self.transport = transport
         let base = FileManager.default.temporaryDirectory.path + "/relay-sync-model-" + UUID().uuidString
         self.base = base
-        replicas = try ["a", "b", "c"].map { try Replica(base, $0, template: template ?? WorkspaceTemplate(files: [])) }
+        replicas = try ["a", "b", "c"].map { try ScratchWorkspace(in: base, name: $0, template: template ?? WorkspaceTemplate(files: [])) }
         random = SeededGenerator(state: seed)
         known = Array(repeating: [:], count: 3)
         allPaths = Array(Set(Self.paths + (template?.files.map(\.path) ?? []))).sorted()
         for file in template?.files ?? [] {
             let units = ModelKind(file.path).units(file.bytes) ?? []
-            let event = ModelEvent(id: events.count, path: file.path, replica: -1, step: -1, content: file.bytes, added: units,
+            let event = SyncModelEvent(id: events.count, path: file.path, replica: -1, step: -1, content: file.bytes, added: units,
                                    removed: [], past: [], pureAppend: false)
             events.append(event)
             for r in 0..<3 { known[r][file.path] = [event.id] }
@@ -355,7 +354,7 @@ final class SyncModel {
     }
 
     func record(_ r: Int, _ path: String, step: Int, content: [UInt8]?, added: Set<String>, removed: Set<String>, pureAppend: Bool) {
-        let event = ModelEvent(id: events.count, path: path, replica: r, step: step, content: content, added: added,
+        let event = SyncModelEvent(id: events.count, path: path, replica: r, step: step, content: content, added: added,
                                removed: removed, past: known[r][path] ?? [], pureAppend: pureAppend)
         events.append(event)
         known[r][path, default: []].insert(event.id)
@@ -500,7 +499,7 @@ final class SyncModel {
             let latest = history.filter { !superseded.contains($0.id) }
             let live = tree[path]
             let copies = tree.filter { ConflictNames.original(of: $0.key) == path }
-            let describe = { (e: ModelEvent) in "\(e.isDelete ? "delete" : "write") #\(e.id) (step \(e.step), replica \(e.replica))" }
+            let describe = { (e: SyncModelEvent) in "\(e.isDelete ? "delete" : "write") #\(e.id) (step \(e.step), replica \(e.replica))" }
 
             // (3) Gone only if every latest event is a delete; and then gone.
             let allDeletes = latest.allSatisfy(\.isDelete)
@@ -526,7 +525,7 @@ final class SyncModel {
             }
 
             // (5) No spurious conflicts.
-            var concurrent: [(ModelEvent, ModelEvent)] = []
+            var concurrent: [(SyncModelEvent, SyncModelEvent)] = []
             for (i, e1) in history.enumerated() {
                 for e2 in history[(i + 1)...] where !e2.past.contains(e1.id) && !e1.past.contains(e2.id) { concurrent.append((e1, e2)) }
             }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import LanguageModels
+import RelayTestKit
 
 /// The real local model (`make model`: llama-server with SmolLM2-135M-Instruct) at
 /// RELAY_MODEL_URL or http://127.0.0.1:8080/v1. Without one these tests are skipped, and the
