@@ -1,4 +1,5 @@
 import Foundation
+import RelayTestKit
 import RelayJSON
 import Testing
 @testable import WorkspaceCore
@@ -55,27 +56,27 @@ struct JSONNodeTests {
 
 @Suite("relay.json parsed once: every part of a command reads the same parse until the file changes")
 struct RelayJSONOnceTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
 
     var parses: Int { Workspace.relayJSONParses(root: fixture.workspace.root) }
 
     @Test func readingRelayJSONAgainAndAgainParsesItOnceAndAChangeIsSeen() throws {
-        try fixture.put("relay.json", #"{"relays": {}, "sync": {"peers": []}}"#)
+        try fixture.write("relay.json", #"{"relays": {}, "sync": {"peers": []}}"#)
         #expect(parses == 0)
         for _ in 0..<6 { #expect(try fixture.workspace.relayJSON()?.keys == ["relays", "sync"]) }
         #expect(parses == 1)
         // Edited in place, as a person would: the next read sees the new document.
-        try fixture.put("relay.json", #"{"watch": {"settleMilliseconds": 50}}"#)
+        try fixture.write("relay.json", #"{"watch": {"settleMilliseconds": 50}}"#)
         #expect(try fixture.workspace.relayJSON()?.keys == ["watch"])
         #expect(try fixture.workspace.relayJSON()?.keys == ["watch"])
         #expect(parses == 2)
     }
 
     @Test func aMissingRelayJSONIsNilAndAMalformedOneNamesItsLineAndColumn() throws {
-        try? FileManager.default.removeItem(atPath: fixture.absolute("relay.json"))
+        try? FileManager.default.removeItem(atPath: fixture.path("relay.json"))
         #expect(try fixture.workspace.relayJSON() == nil)
-        try fixture.put("relay.json", "{\n  \"relays\": ,\n}")
+        try fixture.write("relay.json", "{\n  \"relays\": ,\n}")
         #expect {
             try fixture.workspace.relayJSON()
         } throws: { ($0 as? WorkspaceError)?.message.hasPrefix("relay.json:2:13:") == true }

@@ -1,17 +1,18 @@
 import Foundation
+import RelayTestKit
 import Testing
 @testable import WorkspaceCore
 
 @Suite("Read-ahead and the folders a batch trusts: what a sync reads early is what it would read, and no folder is trusted past its batch")
 struct ReadAheadTests {
-    let fixture: TemporaryWorkspace
-    init() throws { fixture = try TemporaryWorkspace() }
+    let fixture: ScratchWorkspace
+    init() throws { fixture = try ScratchWorkspace.core() }
     var workspace: Workspace { fixture.workspace }
 
     func makeFiles(_ count: Int) throws -> [String] {
         try (0..<count).map { i in
             let path = "d\(i % 5)/e\(i % 3)/file\(i).md"
-            try fixture.put(path, String(repeating: "line \(i)\n", count: 1 + i * 7))
+            try fixture.write(path, String(repeating: "line \(i)\n", count: 1 + i * 7))
             return path
         }
     }
@@ -50,7 +51,7 @@ struct ReadAheadTests {
 
     @Test func aPathOutsideThePlanOrAskedForTwiceIsLeftToTheCaller() throws {
         let paths = try makeFiles(3)
-        try fixture.put("elsewhere.md", "x\n")
+        try fixture.write("elsewhere.md", "x\n")
         let ahead = ReadAhead(workspace, paths: paths)
         defer { ahead.stop() }
         #expect(ahead.take("elsewhere.md") == nil)
@@ -61,8 +62,8 @@ struct ReadAheadTests {
     }
 
     @Test func aReadThatFailsIsHandedOverAsThatFailure() throws {
-        try FileManager.default.createDirectory(atPath: fixture.absolute("links"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("links/out"), withDestinationPath: fixture.outside)
+        try FileManager.default.createDirectory(atPath: fixture.path("links"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("links/out"), withDestinationPath: fixture.outside)
         let paths = ["missing.md", "links/out/secret.txt"]
         let ahead = ReadAhead(workspace, paths: paths)
         defer { ahead.stop() }
@@ -83,8 +84,8 @@ struct ReadAheadTests {
     }
 
     @Test func trustedFoldersStillRefuseALinkAsTheLastComponentAndTheEngineFolder() throws {
-        try fixture.put("a/b/file.md", "x\n")
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("a/b/out"), withDestinationPath: fixture.outside + "/secret.txt")
+        try fixture.write("a/b/file.md", "x\n")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("a/b/out"), withDestinationPath: fixture.outside + "/secret.txt")
         let folders = ResolvedFolders()
         _ = try workspace.resolve("a/b/file.md", folders: folders)
         #expect(folders.known == ["a", "a/b"])
@@ -94,11 +95,11 @@ struct ReadAheadTests {
     }
 
     @Test func aFolderReplacedByALinkIsRefusedOnceTheFoldersAreForgotten() throws {
-        try fixture.put("a/b/file.md", "x\n")
+        try fixture.write("a/b/file.md", "x\n")
         let folders = ResolvedFolders()
         _ = try workspace.resolve("a/b/file.md", folders: folders)
-        try FileManager.default.removeItem(atPath: fixture.absolute("a/b"))
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("a/b"), withDestinationPath: fixture.outside)
+        try FileManager.default.removeItem(atPath: fixture.path("a/b"))
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("a/b"), withDestinationPath: fixture.outside)
         folders.forget()
         #expect(throws: WorkspaceError.self) { try workspace.resolve("a/b/secret.txt", folders: folders) }
     }
@@ -108,8 +109,8 @@ struct ReadAheadTests {
         try batch.stage("d/one.md", bytes: Array("1\n".utf8), expected: nil)
         _ = try batch.commit()
         // The folder becomes a link out of the workspace between two batches.
-        try FileManager.default.removeItem(atPath: fixture.absolute("d"))
-        try FileManager.default.createSymbolicLink(atPath: fixture.absolute("d"), withDestinationPath: fixture.outside)
+        try FileManager.default.removeItem(atPath: fixture.path("d"))
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("d"), withDestinationPath: fixture.outside)
         #expect(throws: WorkspaceError.self) { try batch.stage("d/two.md", bytes: Array("2\n".utf8), expected: nil) }
         #expect(!FileManager.default.fileExists(atPath: fixture.outside + "/two.md"))
     }
