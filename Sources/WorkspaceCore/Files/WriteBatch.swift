@@ -209,16 +209,50 @@ public final class WriteBatch {
         }
         guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile([]) }
         var timings = SyncTimings("write-batch \(operation)")
-        if !packing.isEmpty {
-            pack = try quick.objects.packWriter()
-            for object in packing { try pack!.append(object.bytes, hash: object.hash) }
-            packing = []
-            try pack!.finish()
-            timings.mark("pack written")
-        }
-        // The temporaries' bytes reach the disk before any of them is renamed into place.
+        // 1. The versions to keep, written; 2. every temporary's bytes on the disk before any
+        // of them is renamed into place; 3. the versions put in the store.
+        try writePack(&timings)
         try flush()
         timings.mark("first-flush")
+        try placeObjects(&timings)
+        // 4. Each file checked and swapped in; 5. in-place saves into what was displaced
+        // handed back; 6. removals; 7. displaced versions archived, history lines written.
+        var (outcomes, installed) = try install(items)
+        timings.mark("install \(items.count)")
+        let handedBack = try handBackInPlaceSaves(installed, into: &outcomes)
+        timings.mark("in-place saves: \(handedBack.count) handed back")
+        var records: [VersionRecord] = []
+        for removal in removing {
+            outcomes.append(try remove(removal, &records))
+        }
+        timings.mark("remove \(removing.count)")
+        try archive(installed, except: handedBack, into: &outcomes, records: &records)
+        timings.mark("archive")
+        // 8. The renames, folders, stored versions and history lines reach the disk before the
+        // caller's records of them are committed (after this returns).
+        let flushed = durable ? BackgroundWork { [quick] in try Self.flush(quick) } : nil
+        let result = Result { try meanwhile(outcomes) }
+        try flushed?.wait()
+        timings.mark("second-flush and the caller's records")
+        // What the batch no longer needs (displaced versions the store had, deleted files) is
+        // unlinked in the background, after the flushes it would have slowed.
+        Trash.emptyLater(quick.layout.trash)
+        HistoryLog.compactLater(quick.layout.historyBatches)
+        return try result.get()
+    }
+
+    /// The versions bound for the pack, written into it (on the committing thread).
+    private func writePack(_ timings: inout SyncTimings) throws {
+        guard !packing.isEmpty else { return }
+        pack = try quick.objects.packWriter()
+        for object in packing { try pack!.append(object.bytes, hash: object.hash) }
+        packing = []
+        try pack!.finish()
+        timings.mark("pack written")
+    }
+
+    /// The loose versions and the pack put in the store, once their bytes are on the disk.
+    private func placeObjects(_ timings: inout SyncTimings) throws {
         let store = quick.objects
         for object in objects {
             try store.place(object.temporary, hash: object.hash)
@@ -230,7 +264,13 @@ public final class WriteBatch {
         timings.mark("objects \(objects.count)")
         objects = []
         pack = nil
+    }
 
+    /// Each staged file checked against what the caller expected and swapped into place; a
+    /// file that changed is left alone, a save that landed between the check and the swap is
+    /// handed straight back. Returns the outcomes so far (those left alone) and what was
+    /// installed.
+    private func install(_ items: [Staged]) throws -> ([Outcome], [Installed]) {
         var outcomes: [Outcome] = []
         var installed: [Installed] = []
         for item in items {
@@ -254,12 +294,14 @@ public final class WriteBatch {
             }
             installed.append(Installed(staged: item, displaced: displaced, previous: previous))
         }
-        timings.mark("install \(items.count)")
+        return (outcomes, installed)
+    }
 
-        // An editor that had a displaced file open may still write into it (an in-place save:
-        // open, truncate, write): one wait for the whole batch, then any displaced file that
-        // moved is swapped back into place and ours dropped (`handBackInPlaceSaves`, as an
-        // update does for its one file).
+    /// An editor that had a displaced file open may still write into it (an in-place save:
+    /// open, truncate, write): one wait for the whole batch, then any displaced file that moved
+    /// is swapped back into place and ours dropped (`Workspace.handBackInPlaceSaves`, as an
+    /// update does for its one file). Returns the indices of `installed` handed back.
+    private func handBackInPlaceSaves(_ installed: [Installed], into outcomes: inout [Outcome]) throws -> Set<Int> {
         let displacedFiles = installed.indices.filter { index in
             guard case .file = installed[index].displaced, installed[index].previous != nil else { return false }
             return true
@@ -272,15 +314,13 @@ public final class WriteBatch {
         for index in handedBack.sorted() {
             outcomes.append(Outcome(path: installed[index].staged.target.relative, result: nil, stamp: nil))
         }
+        return handedBack
+    }
 
-        timings.mark("in-place saves: \(displacedFiles.count) checked, \(handedBack.count) handed back")
-        // The history lines of the whole batch, written together below.
-        var records: [VersionRecord] = []
-        for removal in removing {
-            outcomes.append(try remove(removal, &records))
-        }
-        timings.mark("remove \(removing.count)")
-
+    /// The displaced versions archived (the store, the last-installed record) and the history
+    /// lines of the whole batch written together; the installed files' outcomes.
+    private func archive(_ installed: [Installed], except handedBack: Set<Int>, into outcomes: inout [Outcome],
+                         records: inout [VersionRecord]) throws {
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
             let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
             records.append(try quick.keep(item.displaced, replaced: item.previous, installed: item.staged.temporary, path: item.staged.target,
@@ -293,18 +333,6 @@ public final class WriteBatch {
                 stamp: FileStamp(temporary.identity)))
         }
         try HistoryLog.write(records, in: quick.layout.historyBatches)
-        timings.mark("archive")
-        // The renames, folders, stored versions and history lines reach the disk before the
-        // caller's records of them are committed (after this returns).
-        let flushed = durable ? BackgroundWork { [quick] in try Self.flush(quick) } : nil
-        let result = Result { try meanwhile(outcomes) }
-        try flushed?.wait()
-        timings.mark("second-flush and the caller's records")
-        // What the batch no longer needs (displaced versions the store had, deleted files) is
-        // unlinked in the background, after the flushes it would have slowed.
-        Trash.emptyLater(quick.layout.trash)
-        HistoryLog.compactLater(quick.layout.historyBatches)
-        return try result.get()
     }
 
     /// What the file to be replaced holds now: known by its stamp when the caller vouched for
