@@ -1,6 +1,7 @@
 import ArgumentParser
 import LanguageModels
 import RelayEngine
+import RelayServer
 import RelaySQLite
 import WorkspaceCore
 import WorkspaceSync
@@ -61,6 +62,10 @@ enum CommandRunner {
             // The message names the database file and the statement.
             Terminal.error(error.message)
             return 1
+        case let error as APIError:
+            // `relay serve` / `relay watch --http` could not start: the token, the address.
+            Terminal.error(error.message)
+            return error.code == .configuration ? 2 : 1
         case let error as CommandFailure:
             Terminal.error(error.message)
             return error.status

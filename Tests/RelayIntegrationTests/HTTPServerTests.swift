@@ -62,6 +62,18 @@ import Glibc
         #expect(!logs.contains(token), "the token reached a log")
     }
 
+    @Test func aTokenFileThatCannotBeMadeIsAClearErrorWithStatus2AndNothingListens() throws {
+        let s = try ServedWorkspace.scripted()
+        // Something that is not a file already holds the token's name.
+        try FileManager.default.createDirectory(atPath: s.path(".relay/api-token"), withIntermediateDirectories: false)
+        let port = FakeModelServer.freePort()
+        let refused = try run(Binaries.relay, ["serve", "-w", s.root, "--http", "0.0.0.0:\(port)", "--new-token"], environment: ["RELAY_API_TOKEN": ""])
+        #expect(refused.status == 2)
+        #expect(refused.standardError.contains("cannot create \(s.path(".relay/api-token")) for the API token: File exists"), "\(refused.standardError)")
+        #expect(!FakeModelServer.accepts(port))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path(".relay/api-token")).isEmpty)
+    }
+
     @Test func aNonLoopbackAddressWithoutATokenIsRefusedAndNewTokenMakesOneOnce() throws {
         let s = try ServedWorkspace.scripted()
         let port = FakeModelServer.freePort()

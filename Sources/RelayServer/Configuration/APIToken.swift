@@ -48,8 +48,9 @@ public struct APIToken: Sendable, CustomStringConvertible {
         // Created with its mode, so the token is never readable by others, not even briefly.
         do {
             try StateFile.create(file, with: Array((text + "\n").utf8), mode: 0o600, durable: true)
-        } catch {
-            throw APIError(.configuration, "cannot create \(file) for the API token: \(error)")
+        } catch let error as WorkspaceError {
+            let reason = error.underlying.map { "\($0)" } ?? error.message
+            throw APIError(.configuration, "cannot create \(file) for the API token: \(reason)")
         }
         return (APIToken(text), .generated)
     }

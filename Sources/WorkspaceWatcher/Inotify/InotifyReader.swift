@@ -54,7 +54,7 @@ final class InotifyReader: @unchecked Sendable {
                 let limits = InotifyLimits.current()
                 throw WatcherError(code: .instanceLimit, message: "the kernel's limit on inotify instances is reached (fs.inotify.max_user_instances = \(limits.maxUserInstances.map(String.init) ?? "?")); close other watchers or raise it: sysctl fs.inotify.max_user_instances=\((limits.maxUserInstances ?? 128) * 2)")
             }
-            throw WatcherError(code: .system, message: "cannot start inotify: \(String(cString: strerror(code)))")
+            throw WatcherError(code: .system, message: "cannot start inotify: \(String(cString: strerror(code)))", cause: code)
         }
         Self.instanceActive = true
         do {
@@ -176,11 +176,11 @@ final class InotifyReader: @unchecked Sendable {
                     let code = inotifytools_error()
                     if code == ENOSPC { throw Self.watchLimitError(watching: folders.count) }
                     if code == ENOENT || code == ENOTDIR { continue }  // gone again already
-                    throw WatcherError(code: .system, message: "\(absolute): cannot watch: \(String(cString: strerror(code)))")
+                    throw WatcherError(code: .system, message: "\(absolute): cannot watch: \(String(cString: strerror(code)))", path: absolute, cause: code)
                 }
                 let wd = inotifytools_wd_from_filename(absolute)
                 if wd < 0 {
-                    throw WatcherError(code: .system, message: "\(absolute): watched, but libinotifytools lost its descriptor")
+                    throw WatcherError(code: .system, message: "\(absolute): watched, but libinotifytools lost its descriptor", path: absolute)
                 }
                 folders[wd] = folder
                 wds[folder] = wd

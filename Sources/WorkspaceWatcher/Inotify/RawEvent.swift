@@ -14,7 +14,18 @@ public struct WatcherError: Error, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable { case watchLimit, instanceLimit, rootGone, system }
     public var code: Code
     public var message: String
+    /// The folder or file the failure is about, when there is one.
+    public var path: String?
+    /// The system error underneath (`errno`), when there is one.
+    public var cause: Int32?
     public var description: String { message }
+
+    public init(code: Code, message: String, path: String? = nil, cause: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.cause = cause
+    }
 }
 
 /// The kernel's inotify limits, read from /proc (libinotifytools' own getter for the queue
