@@ -57,27 +57,26 @@ extension Reconciler {
         }
     }
 
+    /// The paths of `paths` whose version on the side of `source` the sync will read: live
+    /// there, different from the other side's, and not older than it.
+    private static func reads(_ paths: [String], from source: EntryMap, other: EntryMap) -> [(path: String, expected: String, size: Int)] {
+        paths.compactMap { path in
+            guard let this = source[path], !this.deleted else { return nil }
+            if let that = other[path] {
+                if !that.deleted && that.hash == this.hash { return nil }
+                if this.vector.compare(to: that.vector) == .before { return nil }
+            }
+            return (path, this.hash, this.stamp.size)
+        }
+    }
+
     /// Tells the endpoints what the sync will read and write, so that they read ahead meanwhile.
     private func announce(_ paths: [String], _ a: Side, _ b: Side) {
-        // What this side will read from the peer, in order: whatever the peer has live that
-        // this side lacks, unless this side's version is the newer one.
-        peer.prefetch(paths.compactMap { path in
-            guard let theirs = b.entries[path], !theirs.deleted else { return nil }
-            if let mine = a.entries[path] {
-                if !mine.deleted && mine.hash == theirs.hash { return nil }
-                if theirs.vector.compare(to: mine.vector) == .before { return nil }
-            }
-            return (path, theirs.hash, theirs.stamp.size)
-        })
-        // And what it will read here, for the peer: a folder reads those ahead on a thread.
-        local.prefetch(paths.compactMap { path in
-            guard let mine = a.entries[path], !mine.deleted else { return nil }
-            if let theirs = b.entries[path] {
-                if !theirs.deleted && theirs.hash == mine.hash { return nil }
-                if mine.vector.compare(to: theirs.vector) == .before { return nil }
-            }
-            return (path, mine.hash, mine.stamp.size)
-        })
+        // What the sync will read from each side, in order: whatever a side has live that the
+        // other lacks, unless the other's version is the newer one. The peer over the protocol
+        // fetches those many to a round trip; a folder reads them ahead on a thread.
+        peer.prefetch(Self.reads(paths, from: b.entries, other: a.entries))
+        local.prefetch(Self.reads(paths, from: a.entries, other: b.entries))
         if !options.dryRun {
             // What each side will write (a copy or a deletion from the newer side; both sides
             // where both changed): the endpoints read those paths' lock files meanwhile.
