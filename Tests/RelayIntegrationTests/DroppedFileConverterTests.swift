@@ -49,8 +49,18 @@ import WorkspaceCore
         let child = try #require(pid_t(((try? String(contentsOfFile: marks + ".child", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
         // Its child goes with it (the whole process group is stopped); it was not waited for. A
         // zombie not yet reaped by its new parent still answers kill(0): look at its state.
-        let state = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
-        #expect(state == nil || state == "Z", "the converter's child (pid \(child)) is still running")
+        // A SIGKILLed process still shows its last state for a moment under load: wait for it to
+        // end, well short of the 30 s the child would sleep had it not been stopped.
+        func state() -> Substring? {
+            (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+        }
+        var ended = false
+        for _ in 0..<1_000 where !ended {
+            let now = state()
+            ended = now == nil || now == "Z"
+            if !ended { usleep(10_000) }
+        }
+        #expect(ended, "the converter's child (pid \(child)) is still running (state \(state() ?? "gone"))")
     }
 
     @Test(.enabled(if: InputConverter.executable("pdftotext") != nil, "pdftotext is not installed — `make deps` installs poppler-utils"))
