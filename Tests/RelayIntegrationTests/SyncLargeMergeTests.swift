@@ -38,19 +38,25 @@ struct SyncLargeMergeTests {
         (0..<count).map { "\($0),sample-\($0 * 7919 % 100_003),\($0 % 97).\($0 % 13) kg,site \($0 % 31)\n" }
     }
 
+    /// Two replicas that share `base` as Research/table.csv, edited to `ours` on A and `theirs`
+    /// on B, then synced by a `relay sync` whose peak resident set is measured.
+    static func syncTable(base: [String], ours: [String], theirs: [String]) throws
+        -> (pair: SyncFirstMeetingTests.Pair, result: (status: Int32, output: Data, peakKilobytes: Int), summary: SyncSummary) {
+        let pair = try pairSharing(base.joined())
+        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", ours.joined())
+        try SyncFirstMeetingTests.write(pair.b + "/Research/table.csv", theirs.joined())
+        let result = try measuredRelay(["sync", "-w", pair.a, "--json", pair.b])
+        return (pair, result, try JSONDecoder().decode(SyncSummary.self, from: result.output))
+    }
+
     @Test func aFiftyThousandLineTableRewrittenOnBothReplicasKeepsBothVersionsInLittleMemory() throws {
         let base = Self.rows(50_000)
         var ours = base, theirs = base
         // Every other row on A, every third on B: far more edits than a line merge takes.
         for i in stride(from: 0, to: base.count, by: 2) { ours[i] = "\(i),rewritten on A\n" }
         for i in stride(from: 0, to: base.count, by: 3) { theirs[i] = "\(i),rewritten on B\n" }
-        let pair = try Self.pairSharing(base.joined())
-        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", ours.joined())
-        try SyncFirstMeetingTests.write(pair.b + "/Research/table.csv", theirs.joined())
-
-        let result = try Self.measuredRelay(["sync", "-w", pair.a, "--json", pair.b])
+        let (pair, result, summary) = try Self.syncTable(base: base, ours: ours, theirs: theirs)
         #expect(result.status == 0)
-        let summary = try JSONDecoder().decode(SyncSummary.self, from: result.output)
         #expect(summary.tooLargeToMerge == ["Research/table.csv"], "\(summary.actions)")
         #expect(summary.conflicts == 1)
         #expect(result.peakKilobytes < Self.peakLimitKilobytes, "peak resident set \(result.peakKilobytes) KB")
@@ -72,13 +78,8 @@ struct SyncLargeMergeTests {
         for i in stride(from: 25, to: base.count, by: 50) { theirs[i] = "\(i),corrected on B\n" }
         ours.insert("id,sample,weight,site\n", at: 0)
         theirs.append("50000,added on B\n")
-        let pair = try Self.pairSharing(base.joined())
-        try SyncFirstMeetingTests.write(pair.a + "/Research/table.csv", ours.joined())
-        try SyncFirstMeetingTests.write(pair.b + "/Research/table.csv", theirs.joined())
-
-        let result = try Self.measuredRelay(["sync", "-w", pair.a, "--json", pair.b])
+        let (pair, result, summary) = try Self.syncTable(base: base, ours: ours, theirs: theirs)
         #expect(result.status == 0)
-        let summary = try JSONDecoder().decode(SyncSummary.self, from: result.output)
         #expect(summary.merged == 1 && summary.conflicts == 0 && summary.tooLargeToMerge.isEmpty, "\(summary.actions)")
         #expect(result.peakKilobytes < Self.peakLimitKilobytes, "peak resident set \(result.peakKilobytes) KB")
 

@@ -73,6 +73,16 @@ struct RelayJSONOnceTests {
         #expect(parses == 2)
     }
 
+    @Test func anUnreadableRelayJSONIsNilForTheReadersWithDefaultsButAMalformedOneStillFails() throws {
+        try? FileManager.default.removeItem(atPath: fixture.path("relay.json"))
+        try FileManager.default.createDirectory(atPath: fixture.path("relay.json"), withIntermediateDirectories: false)
+        #expect(throws: WorkspaceError.self) { try fixture.workspace.relayJSON() }
+        #expect(try fixture.workspace.relayJSONIfReadable() == nil)
+        try FileManager.default.removeItem(atPath: fixture.path("relay.json"))
+        try fixture.write("relay.json", "{\"sync\": ")
+        #expect(throws: WorkspaceError.self) { try fixture.workspace.relayJSONIfReadable() }
+    }
+
     @Test func aMissingRelayJSONIsNilAndAMalformedOneNamesItsLineAndColumn() throws {
         try? FileManager.default.removeItem(atPath: fixture.path("relay.json"))
         #expect(try fixture.workspace.relayJSON() == nil)

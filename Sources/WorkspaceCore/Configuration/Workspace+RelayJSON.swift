@@ -24,6 +24,15 @@ extension Workspace {
         return document
     }
 
+    /// `relayJSON()`, nil also when the file cannot be read (refused, unreadable): for the
+    /// readers that fall back to their defaults then — the merge rules, the peers, the model.
+    /// A relay.json that is not valid JSON is still an error.
+    public func relayJSONIfReadable() throws -> ConfigurationObject? {
+        do { return try relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
+            return nil
+        }
+    }
+
     /// How many times this process parsed the relay.json of the workspace at `root` (for tests).
     package static func relayJSONParses(root: String) -> Int {
         parsedConfigurations.withLock { $0[root]?.parses ?? 0 }

@@ -42,11 +42,7 @@ public final class PeerSyncService: Service, Sendable {
     /// Reads `sync.peers` and `sync.afterChangeSeconds` from relay.json; nil when there are no peers.
     /// - throws: `WorkspaceError` naming relay.json's line and field when they are malformed.
     public static func configured(for workspace: Workspace, logger: Logger) throws -> PeerSyncService? {
-        let document: ConfigurationObject?
-        do { document = try workspace.relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
-            return nil  // unreadable: no peers, as before
-        }
-        guard let root = document else { return nil }
+        guard let root = try workspace.relayJSONIfReadable() else { return nil }
         guard let sync = try root.optionalObject("sync") else { return nil }
         try sync.allowOnly(["peers", "massDeletionThreshold", "afterChangeSeconds", "merge"])
         let peers = try sync.strings("peers")

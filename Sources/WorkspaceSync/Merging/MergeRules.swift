@@ -23,11 +23,7 @@ public struct MergeRules: Sendable {
     /// Reads relay.json's rules (no file, no rules: the defaults).
     /// - throws: `WorkspaceError` `.invalidInput` naming relay.json, the line and the field.
     public static func load(from workspace: Workspace) throws -> MergeRules {
-        let root: ConfigurationObject?
-        do { root = try workspace.relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
-            return MergeRules()  // unreadable: the defaults, as before
-        }
-        guard let root else { return MergeRules() }
+        guard let root = try workspace.relayJSONIfReadable() else { return MergeRules() }
         return try parse(root)
     }
 

@@ -12,11 +12,7 @@ extension ModelProvider {
         var configuration = ModelConfiguration.localDefault
         // An unreadable relay.json leaves the local default; one that is not JSON is an error
         // naming its line and column, as every part of relay.json reports it.
-        let document: ConfigurationObject?
-        do { document = try workspace.relayJSON() } catch let error as WorkspaceError where error.code != .invalidInput {
-            document = nil
-        }
-        if let document {
+        if let document = try workspace.relayJSONIfReadable() {
             configuration = try ModelConfiguration.load(relayJSON: document.document, file: workspace.root + "/relay.json")
         }
         var environment = ProcessInfo.processInfo.environment
