@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int relay_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
@@ -102,4 +103,12 @@ done:
         for (int j = 0; j < 2; j++) if (pipes[i][j] >= 0) close(pipes[i][j]);
     }
     return result;
+}
+
+int relay_fsetxattr(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+ssize_t relay_lgetxattr(const char *path, const char *name, void *value, size_t size) {
+    return lgetxattr(path, name, value, size);
 }

@@ -28,6 +28,10 @@ public struct Workspace: Sendable {
     /// agents' outputs and files sync brings are recognised by the watcher and start nothing;
     /// on for `relay fs`, where a person or a script is dropping a file on purpose.
     public var writesTrigger: Bool
+    /// Whether a write batch may give a new file its installed record as an extended attribute
+    /// (`InstalledRecord`) instead of a lock file of its own. Off where the file system keeps
+    /// none — found by the first refusal — and in the tests of that case.
+    package var installedRecordsInFiles = true
 
     /// The environment variable that names the workspace when `-w` is not given.
     public static let environmentVariable = "RELAY_WORKSPACE"

@@ -97,7 +97,7 @@ struct AtomicWriteTests {
         // What a writer killed between creating its temporary and renaming it leaves behind.
         let target = try workspace.resolve("a.md")
         let lock = try CoordinatedLock.acquire(lockFile: workspace.lockFile(key: Workspace.lockKey("a.md")), label: "a.md", timeout: .seconds(1))
-        let leftover = try workspace.writeTemporary(for: target, bytes: Array("half".utf8), permissions: nil, lock: lock)
+        let leftover = try workspace.writeTemporary(for: target, bytes: Array("half".utf8), permissions: nil, owner: .lock(lock))
         lock.release()  // as the kernel does when the holder dies; the intent record stays
         #expect(FileManager.default.fileExists(atPath: leftover.absolute))
         try workspace.write("a.md", string: "2\n")

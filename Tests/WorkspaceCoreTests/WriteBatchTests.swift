@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import RelayTestKit
 import Testing
 @testable import WorkspaceCore
@@ -88,13 +89,16 @@ struct WriteBatchTests {
     /// by the writer), and afterwards not one descriptor of them is left open.
     @Test func aBatchsTemporariesAreClosedByTheWritebackThreadNoneLeftOpen() throws {
         let count = BackgroundWriteback.backlog + 150
-        let batch = WriteBatch(workspace, operation: "sync")
-        for i in 0..<count {
-            try batch.stage("many/f\(i % 9)/n\(i).md", bytes: Array("note \(i)\n".utf8), expected: nil)
-            if i % 3 == 0 { try batch.storeObject(Array("base \(i)\n".utf8)) }
+        do {
+            // Dropped at the end of this block, with its own lock (held while it lives).
+            let batch = WriteBatch(workspace, operation: "sync")
+            for i in 0..<count {
+                try batch.stage("many/f\(i % 9)/n\(i).md", bytes: Array("note \(i)\n".utf8), expected: nil)
+                if i % 3 == 0 { try batch.storeObject(Array("base \(i)\n".utf8)) }
+            }
+            let outcomes = try batch.commit()
+            #expect(outcomes.compactMap(\.result).count == count)
         }
-        let outcomes = try batch.commit()
-        #expect(outcomes.compactMap(\.result).count == count)
         #expect(fixture.contents("many/f\((count - 1) % 9)/n\(count - 1).md") == "note \(count - 1)\n")
         #expect(workspace.objects.contains(ContentHash(of: "base 0\n")))
         func openHere() -> [String] {
@@ -267,6 +271,106 @@ struct WriteBatchTests {
         let outcomes = try batch.commit()
         #expect(outcomes.count == 1 && outcomes[0].result == nil)
         #expect(fixture.contents("Research/new.md") == "made here meanwhile\n")
+    }
+
+    /// A path new here takes no lock file: the file carries its installed record itself, so the
+    /// watcher still knows it for Relay's quiet write — and no longer once a person writes into
+    /// it, nor for a copy that took the attribute along. The batch's own lock file goes with it.
+    @Test func aNewPathMakesNoLockFileAndStillReadsAsRelaysOwnQuietWrite() throws {
+        let lockFiles = { Set((try? FileManager.default.contentsOfDirectory(atPath: workspace.layout.locks)) ?? []) }
+        let before = lockFiles()
+        do {
+            let batch = WriteBatch(workspace, operation: "sync")
+            try batch.stage("Research/arrived.md", bytes: Array("from the peer\n".utf8), expected: nil)
+            #expect(lockFiles().subtracting(before).count == 1, "only the batch's own lock file, while it lives")
+            _ = try batch.commit()
+        }
+        #expect(lockFiles() == before, "no lock file for the path, and the batch's own is gone")
+        #expect(!workspace.writesTrigger)
+        let stamp = try #require(workspace.stamp(ofFileAt: "Research/arrived.md"))
+        #expect(workspace.isOwnQuietWrite("Research/arrived.md", stamp: stamp))
+        #expect(try workspace.history("Research/arrived.md").last?.installed == ContentHash(of: "from the peer\n"))
+
+        // A copy that carries the attribute is another file (another inode).
+        let record = try #require(InstalledRecord.attribute(of: fixture.path("Research/arrived.md")))
+        try fixture.write("Research/copy.md", "from the peer\n")
+        let fd = open(fixture.path("Research/copy.md"), O_WRONLY)
+        #expect(fd >= 0)
+        let copied = Syscall.setAttribute(fd, InstalledRecord.attributeName, record.encoded)
+        #expect((try? copied.get()) != nil)
+        close(fd)
+        #expect(!workspace.isOwnQuietWrite("Research/copy.md", stamp: try #require(workspace.stamp(ofFileAt: "Research/copy.md"))))
+
+        // A person's in-place edit: same inode, another size and time.
+        let handle = try #require(FileHandle(forWritingAtPath: fixture.path("Research/arrived.md")))
+        handle.seekToEndOfFile()
+        handle.write(Data("a person's line\n".utf8))
+        try handle.close()
+        let edited = try #require(workspace.stamp(ofFileAt: "Research/arrived.md"))
+        #expect(edited.inode == stamp.inode)
+        #expect(!workspace.isOwnQuietWrite("Research/arrived.md", stamp: edited))
+    }
+
+    /// A temporary named after a batch's lock is the batch's while that lock is held (`relay
+    /// status` and every sync's refresh leave it), and a leftover once it is free (a killed
+    /// batch's), which they remove.
+    @Test func aNewPathsTemporaryBelongsToItsLiveBatchAndIsReclaimedOnceTheBatchsLockIsFree() throws {
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("notes/new.md", bytes: Array("new\n".utf8), expected: nil)
+        let ours = try #require(fixture.temporaries(in: "notes").first)
+        // What a batch killed with SIGKILL leaves: a temporary named after a lock nobody holds.
+        let orphan = WorkspaceLayout.temporaryPrefix + String(ContentHash(of: "a batch that died").hex.prefix(32)) + "-0badc0de"
+        try fixture.write("notes/" + orphan, "half a copy")
+        let (reclaimed, active) = try workspace.reclaimTemporaries()
+        #expect(reclaimed == ["notes/" + orphan])
+        #expect(active == ["notes/" + ours])
+        _ = try batch.commit()
+        #expect(fixture.contents("notes/new.md") == "new\n")
+        #expect(fixture.allTemporaries().isEmpty)
+    }
+
+    /// A writer of Relay that begins on a new path between the stage and the commit (its lock
+    /// file appears) makes the commit wait for its lock; a file it or anybody put there is then
+    /// left alone, and no temporary stays.
+    @Test func aWriterThatBeginsOnANewPathBeforeTheCommitIsWaitedForAndItsFileLeftAlone() throws {
+        let batch = WriteBatch(workspace, operation: "sync")
+        try batch.stage("Chats/new.md", bytes: Array("from the peer\n".utf8), expected: nil)
+        let lockFile = workspace.lockFile(key: Workspace.lockKey("Chats/new.md"))
+        let holding = DispatchSemaphore(value: 0)
+        CoordinatedLock.countRefusals(of: lockFile)
+        defer { CoordinatedLock.stopCountingRefusals(of: lockFile) }
+        let writer = Thread {
+            try? workspace.withLock("Chats/new.md") {
+                holding.signal()
+                // Held until the commit has been seen waiting for it.
+                while CoordinatedLock.refusals(of: lockFile) == 0 { usleep(1_000) }
+                try? "an agent's note\n".write(toFile: fixture.path("Chats/new.md"), atomically: false, encoding: .utf8)
+            }
+        }
+        writer.start()
+        holding.wait()
+        let outcomes = try batch.commit()
+        #expect(CoordinatedLock.refusals(of: lockFile) > 0, "the commit waited for the writer's lock")
+        #expect(outcomes.count == 1 && outcomes[0].result == nil)
+        #expect(fixture.contents("Chats/new.md") == "an agent's note\n")
+        #expect(fixture.allTemporaries().isEmpty)
+    }
+
+    /// Where the file system keeps no extended attributes, a new path takes its lock file as
+    /// every path did: the record is there, and the watcher reads it.
+    @Test func withoutAttributesANewPathTakesItsLockFileAndKeepsItsRecordThere() throws {
+        var plain = workspace
+        plain.installedRecordsInFiles = false
+        let batch = WriteBatch(plain, operation: "sync")
+        try batch.stage("Research/arrived.md", bytes: Array("from the peer\n".utf8), expected: nil)
+        try batch.stage("Research/second.md", bytes: Array("also\n".utf8), expected: nil)
+        _ = try batch.commit()
+        for path in ["Research/arrived.md", "Research/second.md"] {
+            #expect(FileManager.default.fileExists(atPath: plain.lockFile(key: Workspace.lockKey(path))))
+            #expect(InstalledRecord.attribute(of: fixture.path(path)) == nil)
+            #expect(plain.isOwnQuietWrite(path, stamp: try #require(plain.stamp(ofFileAt: path))))
+        }
+        #expect(fixture.allTemporaries().isEmpty)
     }
 
     @Test func aBatchDroppedWithoutCommitLeavesNoTemporaryAndReleasesItsLocks() throws {

@@ -31,6 +31,14 @@ int relay_syncfs(int fd);
 /// and returns without waiting. Returns 0 or -1 with errno.
 int relay_start_writeback(int fd);
 
+/// fsetxattr(2) on an open file, creating or replacing the attribute. Returns 0 or -1 with
+/// errno (ENOTSUP/EOPNOTSUPP where the file system keeps no user attributes).
+int relay_fsetxattr(int fd, const char *name, const void *value, size_t size);
+
+/// lgetxattr(2) (the link itself, not its target). Returns the value's length or -1 with errno
+/// (ENODATA when the file has no such attribute).
+ssize_t relay_lgetxattr(const char *path, const char *name, void *value, size_t size);
+
 /// Starts `file` (looked up on PATH, posix_spawnp) with `argv` and the environment, its
 /// standard input, output and error on three new pipes, every other descriptor closed in it,
 /// default signal handling, an empty signal mask, in a process group of its own. On success

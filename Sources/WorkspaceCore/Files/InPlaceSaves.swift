@@ -37,7 +37,7 @@ extension Workspace {
             Syscall.sleep(nanoseconds: 2_000_000)
             for index in open.indices where open[index] == true { open[index] = Syscall.isOpenElsewhere(versions[index].displaced) }
         }
-        let unknowable = versions.indices.contains { open[$0] == nil && !versions[$0].lock.isLastInstalled(versions[$0].before) }
+        let unknowable = versions.indices.contains { open[$0] == nil && !isLastInstalled(versions[$0].before, at: versions[$0].displaced, lock: versions[$0].lock) }
         if unknowable { Syscall.sleep(nanoseconds: Self.quietPeriodNanoseconds) }
 
         var handedBack = Set<Int>()

@@ -53,7 +53,7 @@ extension Workspace {
                 throw error
             }
             lock.clearIntent()
-            if identity.size == 0 || lock.isLastInstalled(identity), case .success(let after) = Syscall.fstat(fd) {
+            if identity.size == 0 || isLastInstalled(identity, at: target.absolute, lock: lock), case .success(let after) = Syscall.fstat(fd) {
                 // Still a file only Relay has written since it last looked: remember it as such.
                 lock.recordInstalled(FileIdentity(after), triggers: writesTrigger)
             }

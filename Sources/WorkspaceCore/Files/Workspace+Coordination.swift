@@ -12,6 +12,12 @@ extension Workspace {
 
     func lockFile(key: String) -> String { layout.locks + "/" + key }
 
+    /// Whether `path` has a lock file: some writer of Relay has taken its lock, now or before.
+    func hasLockFile(_ path: ResolvedPath) -> Bool {
+        if case .failure(.noSuchFileOrDirectory) = Syscall.lstat(lockFile(key: Self.lockKey(path.relative))) { return false }
+        return true
+    }
+
     /// Starts reading into memory, in the background, what writing `paths` with new versions
     /// whose hashes are `contents` reads first: each path's lock file (its intent record) and
     /// the object store's entry for each version (`contains`, then the rename that stores it,
@@ -21,24 +27,13 @@ extension Workspace {
     /// sync's server waited ~250 µs for each of 120 lock files and ~185 µs for each of 61
     /// object lookups, one after another. Nothing is written, created or locked; a path only
     /// names a lock file by its hash, so any path is safe to look up.
-    ///
-    /// With `creatingLocks`, a lock file that does not exist yet is made (with its label, as
-    /// the first writer of its path would make it; nothing is locked): a first sync writes
-    /// thousands of paths this replica never had, and making their lock files — a new file and
-    /// its first block each, ~12% of a first sync's work — then happens on the other core
-    /// while the sync stages files. Only for paths this replica's own plan names (a sync's,
-    /// after the sandbox check of new paths), never for a peer's hint: a lock file is named by
-    /// the hash of its path, so one made for a path never written is only an unused file.
-    public func prefetchForWrites(paths: [String], contents: [ContentHash] = [], creatingLocks: Bool = false) {
+    public func prefetchForWrites(paths: [String], contents: [ContentHash] = []) {
         guard !paths.isEmpty || !contents.isEmpty else { return }
-        let files = paths.map { (lockFile(key: Self.lockKey($0)), $0) }
+        let files = paths.map { lockFile(key: Self.lockKey($0)) }
         let store = objects
         Self.prefetchQueue.async {
-            for (file, path) in files {
-                guard case .success(let fd) = Syscall.open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
-                    if creatingLocks { CoordinatedLock.prepare(lockFile: file, label: path) }
-                    continue
-                }
+            for file in files {
+                guard case .success(let fd) = Syscall.open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { continue }
                 Syscall.adviseWillNeed(fd)
                 Syscall.close(fd)
             }
@@ -118,21 +113,53 @@ extension Workspace {
         var identity: FileIdentity
         var hash: ContentHash
         var size: Int
+        /// The file carries its own installed record (`InstalledRecord`, for `.batch`).
+        var recordsItself = false
     }
 
-    func writeTemporary(for path: ResolvedPath, bytes: [UInt8], permissions: mode_t?, lock: CoordinatedLock) throws -> Temporary {
-        let name = WorkspaceLayout.temporaryPrefix + Self.lockKey(path.relative) + "-" + randomSuffix()
+    /// Who answers for a temporary file should its writer be killed before it is in place.
+    enum TemporaryOwner {
+        /// The path's lock: the temporary is named in its intent record, and the path's next
+        /// writer removes it.
+        case lock(CoordinatedLock)
+        /// A write batch's own lock, by its key, for a path that has no lock file (`WriteBatch`):
+        /// the temporary's name carries that key, and `reclaimTemporaries` (every sync's
+        /// refresh) removes it once that lock is free. With no lock file to hold the installed
+        /// record, the file gets it in its own attribute, before it is renamed into place.
+        case batch(key: String)
+    }
+
+    /// Writes `bytes` to a new temporary file next to `path`. `hash`: of `bytes`, when the
+    /// caller has it (a sync hashed what it read); computed here otherwise.
+    func writeTemporary(for path: ResolvedPath, bytes: [UInt8], hash: ContentHash? = nil, permissions: mode_t?,
+                        owner: TemporaryOwner) throws -> Temporary {
+        let name: String
+        switch owner {
+        case .lock(let lock):
+            name = WorkspaceLayout.temporaryPrefix + Self.lockKey(path.relative) + "-" + randomSuffix()
+            try lock.recordIntent(.temporary(name: name), durable: false)
+        case .batch(let key):
+            name = WorkspaceLayout.temporaryPrefix + key + "-" + randomSuffix()
+        }
         let absolute = path.parentAbsolute + "/" + name
-        try lock.recordIntent(.temporary(name: name), durable: false)
         let fd = try Syscall.open(absolute, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644).orThrow("create temporary file", path: path.relative)
         do {
             try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0).orThrow("write", path: path.relative) }
             if let permissions { try Syscall.fchmod(fd, permissions).orThrow("chmod", path: path.relative) }
             if durable { try Syscall.fsync(fd).orThrow("fsync", path: path.relative) }
             let identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: path.relative))
+            var recordsItself = false
+            if case .batch = owner {
+                // Changes the file's ctime, not the stamp (inode, size, mtime) it records.
+                let record = InstalledRecord(stamp: FileStamp(identity), triggers: writesTrigger)
+                if installedRecordsInFiles, case .success = Syscall.setAttribute(fd, InstalledRecord.attributeName, record.encoded) {
+                    recordsItself = true
+                }
+            }
             // Not durable: a batch's `syncfs` makes it so, and its writes start meanwhile.
             if durable { Syscall.close(fd) } else { BackgroundWriteback.startThenClose(fd) }
-            return Temporary(absolute: absolute, name: name, identity: identity, hash: ContentHash(of: bytes), size: bytes.count)
+            return Temporary(absolute: absolute, name: name, identity: identity, hash: hash ?? ContentHash(of: bytes), size: bytes.count,
+                             recordsItself: recordsItself)
         } catch {
             Syscall.close(fd)
             _ = Syscall.unlink(absolute)
@@ -289,7 +316,7 @@ extension Workspace {
         let start = Syscall.nowNanoseconds()
         while true {
             guard let identity = try FileSnapshot.identity(path.absolute, displayPath: path.relative) else { return }
-            if lock.isLastInstalled(identity) { return }
+            if isLastInstalled(identity, at: path.absolute, lock: lock) { return }
             let now = Syscall.nowNanoseconds()
             let age = now - identity.modifiedNanoseconds
             // An empty file just written is most likely an in-place save between its truncate
@@ -304,11 +331,20 @@ extension Workspace {
 extension Workspace {
     /// Whether the file at `relative` (a resolved path) with this stamp is exactly what Relay
     /// last wrote there with `writesTrigger` off: an agent's output or a file sync brought,
-    /// which must not start a relay (no loops). Reads the lock file without locking.
+    /// which must not start a relay (no loops). Reads the lock file without locking, or the
+    /// file's own record (a new path a write batch made, which has no lock file).
     public func isOwnQuietWrite(_ relative: String, stamp: FileStamp) -> Bool {
-        guard case .success(let fd) = Syscall.open(lockFile(key: Self.lockKey(relative)), O_RDONLY) else { return false }
-        defer { Syscall.close(fd) }
-        guard let record = CoordinatedLock.installedRecord(fd: fd) else { return false }
-        return record.stamp == stamp && !record.triggers
+        if case .success(let fd) = Syscall.open(lockFile(key: Self.lockKey(relative)), O_RDONLY) {
+            defer { Syscall.close(fd) }
+            if let record = CoordinatedLock.installedRecord(fd: fd), record.stamp == stamp { return !record.triggers }
+        }
+        guard let record = InstalledRecord.attribute(of: layout.absolute(relative)), record.stamp == stamp else { return false }
+        return !record.triggers
+    }
+
+    /// Whether the file at `absolute` with `identity` is what Relay last put there: by the
+    /// record in `lock`'s file, or by the file's own (`InstalledRecord`).
+    func isLastInstalled(_ identity: FileIdentity, at absolute: String, lock: CoordinatedLock) -> Bool {
+        lock.isLastInstalled(identity) || InstalledRecord.attribute(of: absolute)?.stamp == FileStamp(identity)
     }
 }

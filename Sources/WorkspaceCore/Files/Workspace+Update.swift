@@ -40,7 +40,7 @@ extension Workspace {
             for attempt in 1...max(1, maximumAttempts) {
                 let newBytes = try transform(input?.bytes)
                 let permissions = input?.identity.permissions
-                let temporary = try writeTemporary(for: target, bytes: newBytes, permissions: permissions, lock: lock)
+                let temporary = try writeTemporary(for: target, bytes: newBytes, permissions: permissions, owner: .lock(lock))
 
                 let current = try FileSnapshot.read(target.absolute, displayPath: target.relative)
                 guard Expected.matches(current, expected) else {

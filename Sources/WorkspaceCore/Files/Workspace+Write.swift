@@ -31,7 +31,7 @@ extension Workspace {
             try createParentFolders(of: target)
             let existing = try FileSnapshot.identity(target.absolute, displayPath: target.relative)
             if let existing { try Self.requireRegularFile(existing, target) }
-            let temporary = try writeTemporary(for: target, bytes: bytes, permissions: existing?.permissions, lock: lock)
+            let temporary = try writeTemporary(for: target, bytes: bytes, permissions: existing?.permissions, owner: .lock(lock))
             let displaced = try install(temporary, at: target)
             let previous = try read(displaced, path: target)
             try archive(displaced, snapshot: previous, installed: temporary, path: target, operation: operation, lock: lock)

@@ -12,6 +12,18 @@ import Glibc
 /// `commit` returns. A `kill -9` at any point leaves every file whole (old or new) and the
 /// temporary named in its lock's intent record, which the path's next writer removes.
 ///
+/// A path that is new here and has no lock file (no writer of Relay ever took its lock) gets
+/// none: making one was a second new file per copied file, most of a first sync's cost beyond
+/// rsync's. Its temporary is named after the batch's own lock instead, held while the batch
+/// lives — a killed batch's temporaries are removed by `reclaimTemporaries` (every sync's
+/// refresh) once that lock is free — and it carries its installed record in itself
+/// (`InstalledRecord`), so the watcher still knows it for Relay's. `commit` renames it into
+/// place with `RENAME_NOREPLACE`, which fails if anything is there by then; if a writer of Relay
+/// began on the path meanwhile (its lock file is there now) or a file appeared, the path's lock
+/// is taken then and the file goes the way of every other: checked, and left alone when it is
+/// not what was expected. On a file system that keeps no extended attributes, every path takes
+/// its lock, as before.
+///
 /// For example:
 /// ```swift
 /// let batch = WriteBatch(workspace, operation: "sync")
@@ -35,7 +47,8 @@ public final class WriteBatch {
 
     private struct Staged {
         var target: ResolvedPath
-        var lock: CoordinatedLock
+        /// nil for a new path staged without a lock file (its temporary is the batch's own).
+        var lock: CoordinatedLock?
         var temporary: Workspace.Temporary
         var expected: ContentHash?
         /// The stamp the file had when it was `expected`, vouched for by the caller: a file
@@ -76,6 +89,14 @@ public final class WriteBatch {
     private var objectsStored = 0
     /// The folders this batch's resolves found, looked at once per batch (`ResolvedFolders`).
     private let folders = ResolvedFolders()
+    /// The batch's own lock, taken at its first new path and held while the batch lives: the
+    /// temporaries of the new paths it stages without a lock file carry its key.
+    private var own: (key: String, lock: CoordinatedLock)?
+    /// False once the file system refused a file its own installed record (or the workspace
+    /// says it keeps none): then every path takes its lock file.
+    private var recordsInFiles: Bool
+    /// The locks of new paths taken at `commit` (a writer of Relay began on the path meanwhile).
+    private var lateLocks: [CoordinatedLock] = []
     /// How many versions a batch stores as files of their own before it packs the rest: a
     /// change set's batch (a hundred or so) stays loose, a first sync's thousands are packed.
     public static let loosePerBatch = 128
@@ -90,9 +111,16 @@ public final class WriteBatch {
         self.quick = quick
         self.durable = workspace.durable
         self.operation = operation
+        self.recordsInFiles = workspace.installedRecordsInFiles
     }
 
-    deinit { abandon() }
+    deinit {
+        abandon()
+        if let own {
+            _ = Syscall.unlink(own.lock.lockFile)
+            own.lock.release()
+        }
+    }
 
     /// Writes `bytes` to a temporary file next to `path`, taking the path's lock; `commit`
     /// puts it in place if the file is then still `expected` (nil: no file), or in any case
@@ -110,12 +138,21 @@ public final class WriteBatch {
     @discardableResult
     public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, knownStamp: FileStamp? = nil,
                       overwrite: Bool = false) throws -> ContentHash {
+        let target = try claim(path)
+        do {
+            if !target.exists, expected == nil, recordsInFiles, !quick.hasLockFile(target) {
+                return try stageNew(target, bytes: bytes, overwrite: overwrite)
+            }
+        } catch {
+            stagedPaths.remove(target.relative)
+            throw error
+        }
         var hash: ContentHash?
-        try holding(path) { target, lock in
+        try holding(target) { target, lock in
             // `resolve` just found every folder on the way when the file itself is there.
             if !target.exists { try quick.createParentFolders(of: target, folders: folders) }
             let permissions = target.exists ? try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions : nil
-            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, lock: lock)
+            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, owner: .lock(lock))
             staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
                                  knownStamp: expected == nil ? nil : knownStamp, checked: !overwrite))
             stagedBytes += bytes.count
@@ -124,22 +161,69 @@ public final class WriteBatch {
         return hash!
     }
 
-    /// Resolves `path`, takes its lock for the batch (undoing what a killed holder left) and
-    /// runs `body`, which keeps the lock in what it stages; if `body` throws, the path is
-    /// not staged and the lock goes.
-    private func holding(_ path: String, _ body: (ResolvedPath, CoordinatedLock) throws -> Void) throws {
+    /// A path new here with no lock file, staged under the batch's own lock (see the type's
+    /// notes); on a file system that refuses the file its own record, under the path's lock.
+    private func stageNew(_ target: ResolvedPath, bytes: [UInt8], overwrite: Bool) throws -> ContentHash {
+        try quick.createParentFolders(of: target, folders: folders)
+        let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: nil, owner: .batch(key: ownKey()))
+        var lock: CoordinatedLock?
+        if !temporary.recordsItself {
+            recordsInFiles = false
+            do {
+                lock = try takeLock(target)
+                try lock!.recordIntent(.temporary(name: temporary.name), durable: false)
+            } catch {
+                _ = Syscall.unlink(temporary.absolute)
+                lock?.release()
+                throw error
+            }
+        }
+        staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: nil, knownStamp: nil, checked: !overwrite))
+        stagedBytes += bytes.count
+        return temporary.hash
+    }
+
+    /// The key of the batch's own lock, taken the first time it is asked for: a lock file of a
+    /// random name, labelled for a person who looks in `.relay/locks/`, removed when the batch
+    /// ends. Its key has the length of a path's, so `reclaimTemporaries` finds it by the name of
+    /// a temporary like any other.
+    private func ownKey() throws -> String {
+        if let own { return own.key }
+        let key = String(ContentHash(of: "\(Syscall.nowNanoseconds()) \(UInt64.random(in: .min ... .max)) \(quick.root)").hex.prefix(32))
+        let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: key), label: "(a write batch: \(operation), process \(getpid()))",
+                                               timeout: quick.lockTimeout)
+        own = (key, lock)
+        return key
+    }
+
+    /// `path` resolved in the sandbox and claimed for this batch.
+    private func claim(_ path: String) throws -> ResolvedPath {
         let target = try quick.resolve(path, folders: folders)
         guard stagedPaths.insert(target.relative).inserted else {
             throw WorkspaceError(.invalidInput, "\(target.relative): staged twice in one batch", path: target.relative)
         }
+        return target
+    }
+
+    /// The lock of `target`, undoing what a killed holder left.
+    private func takeLock(_ target: ResolvedPath) throws -> CoordinatedLock {
         let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
                                                label: target.relative, timeout: quick.lockTimeout)
+        quick.recoverInterrupted(lock, path: target)
+        return lock
+    }
+
+    /// Takes the lock of `target` (claimed by `claim`) for the batch and runs `body`, which
+    /// keeps the lock in what it stages; if `body` throws, the path is not staged and the lock
+    /// goes.
+    private func holding(_ target: ResolvedPath, _ body: (ResolvedPath, CoordinatedLock) throws -> Void) throws {
+        var lock: CoordinatedLock?
         do {
-            quick.recoverInterrupted(lock, path: target)
-            try body(target, lock)
+            lock = try takeLock(target)
+            try body(target, lock!)
         } catch {
             stagedPaths.remove(target.relative)
-            lock.release()
+            lock?.release()
             throw error
         }
     }
@@ -155,7 +239,7 @@ public final class WriteBatch {
     /// - throws: `WorkspaceError` for a refused path, a lock timeout or an I/O failure, and
     ///   `.invalidInput` when `path` is already staged in this batch.
     public func stageRemoval(_ path: String, expected: ContentHash, knownStamp: FileStamp? = nil) throws {
-        try holding(path) { target, lock in
+        try holding(try claim(path)) { target, lock in
             // Usually the store has it already (a merge base, or the version sync installed).
             if !objectHashes.contains(expected), !quick.objects.contains(expected),
                let snapshot = try FileSnapshot.read(target.absolute, displayPath: target.relative),
@@ -203,8 +287,10 @@ public final class WriteBatch {
         staged = []
         removals = []
         defer {
-            for item in items { item.lock.release() }
+            for item in items { item.lock?.release() }
             for removal in removing { removal.lock.release() }
+            for lock in lateLocks { lock.release() }
+            lateLocks = []
             abandon()
         }
         guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile([]) }
@@ -273,8 +359,14 @@ public final class WriteBatch {
     private func install(_ items: [Staged]) throws -> ([Outcome], [Installed]) {
         var outcomes: [Outcome] = []
         var installed: [Installed] = []
-        for item in items {
+        for var item in items {
             let target = item.target
+            if item.lock == nil {
+                if try installNew(&item) {
+                    installed.append(Installed(staged: item, displaced: nil, previous: nil))
+                    continue
+                }
+            }
             let current = try presentVersion(target, expected: item.expected, knownStamp: item.knownStamp)
             if item.checked && current?.hash != item.expected {
                 discard(item)
@@ -287,7 +379,7 @@ public final class WriteBatch {
                 // A save landed between the check and the swap: hand it straight back.
                 if case .file(let theirs) = displaced, case .success = Syscall.exchange(theirs, target.absolute) {
                     _ = Syscall.unlink(theirs)
-                    item.lock.clearIntent()
+                    item.lock?.clearIntent()
                     outcomes.append(Outcome(path: target.relative, result: nil, stamp: nil))
                     continue
                 }
@@ -297,19 +389,36 @@ public final class WriteBatch {
         return (outcomes, installed)
     }
 
+    /// A new path staged without its lock, put in place if the path still has no lock file (no
+    /// writer of Relay began on it since) and still no file (`RENAME_NOREPLACE`): then nothing
+    /// was there to displace or to check. Otherwise the path's lock is taken now (waiting for
+    /// that writer), the temporary named in its intent, and the item goes the way of any other.
+    private func installNew(_ item: inout Staged) throws -> Bool {
+        if !quick.hasLockFile(item.target), case .success = Syscall.renameNoReplace(item.temporary.absolute, item.target.absolute) {
+            return true
+        }
+        let lock = try takeLock(item.target)
+        lateLocks.append(lock)
+        try lock.recordIntent(.temporary(name: item.temporary.name), durable: false)
+        item.lock = lock
+        return false
+    }
+
     /// An editor that had a displaced file open may still write into it (an in-place save:
     /// open, truncate, write): one wait for the whole batch, then any displaced file that moved
     /// is swapped back into place and ours dropped (`Workspace.handBackInPlaceSaves`, as an
     /// update does for its one file). Returns the indices of `installed` handed back.
     private func handBackInPlaceSaves(_ installed: [Installed], into outcomes: inout [Outcome]) throws -> Set<Int> {
+        // Only a path whose lock was taken can have displaced a file.
         let displacedFiles = installed.indices.filter { index in
-            guard case .file = installed[index].displaced, installed[index].previous != nil else { return false }
+            guard case .file = installed[index].displaced, installed[index].previous != nil, installed[index].staged.lock != nil else { return false }
             return true
         }
         let handedBack = Set(try quick.handBackInPlaceSaves(displacedFiles.map { index in
-            guard case .file(let path) = installed[index].displaced, let previous = installed[index].previous else { preconditionFailure("filtered above") }
+            guard case .file(let path) = installed[index].displaced, let previous = installed[index].previous,
+                  let lock = installed[index].staged.lock else { preconditionFailure("filtered above") }
             return Workspace.DisplacedVersion(displaced: path, target: installed[index].staged.target, before: previous.identity,
-                                              lock: installed[index].staged.lock)
+                                              lock: lock)
         }).map { displacedFiles[$0] })
         for index in handedBack.sorted() {
             outcomes.append(Outcome(path: installed[index].staged.target.relative, result: nil, stamp: nil))
@@ -322,10 +431,17 @@ public final class WriteBatch {
     private func archive(_ installed: [Installed], except handedBack: Set<Int>, into outcomes: inout [Outcome],
                          records: inout [VersionRecord]) throws {
         for (index, item) in installed.enumerated() where !handedBack.contains(index) {
-            let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
-            records.append(try quick.keep(item.displaced, replaced: item.previous, installed: item.staged.temporary, path: item.staged.target,
-                                          operation: expectedMatched ? operation : operation + "-interrupted", lock: item.staged.lock))
             let temporary = item.staged.temporary
+            if let lock = item.staged.lock {
+                let expectedMatched = !item.staged.checked || item.previous?.hash == item.staged.expected
+                records.append(try quick.keep(item.displaced, replaced: item.previous, installed: temporary, path: item.staged.target,
+                                              operation: expectedMatched ? operation : operation + "-interrupted", lock: lock))
+            } else {
+                // A new path: nothing displaced; the file holds its own installed record.
+                records.append(VersionRecord(timeNanoseconds: Syscall.nowNanoseconds(), path: item.staged.target.relative, operation: operation,
+                                             replaced: nil, replacedSize: nil, replacedStored: false,
+                                             installed: temporary.hash, installedSize: temporary.size))
+            }
             outcomes.append(Outcome(
                 path: item.staged.target.relative,
                 result: Workspace.WriteResult(path: item.staged.target.relative, hash: temporary.hash, size: temporary.size,
@@ -398,14 +514,14 @@ public final class WriteBatch {
 
     private func discard(_ item: Staged) {
         _ = Syscall.unlink(item.temporary.absolute)
-        item.lock.clearIntent()
+        item.lock?.clearIntent()
     }
 
     /// Drops whatever is still staged (temporaries removed, locks released).
     private func abandon() {
         for item in staged {
             if case .success = Syscall.lstat(item.temporary.absolute) { discard(item) }
-            item.lock.release()
+            item.lock?.release()
         }
         for removal in removals { removal.lock.release() }
         removals = []

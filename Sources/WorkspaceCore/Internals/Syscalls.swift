@@ -215,6 +215,20 @@ package enum Syscall {
         retrying { Glibc.unlink(path) }.map { _ in () }
     }
 
+    /// The corresponding C function is `fsetxattr`: sets (creates or replaces) an attribute of
+    /// the open file.
+    static func setAttribute(_ fd: CInt, _ name: String, _ value: [UInt8]) -> Result<Void, Errno> {
+        retrying { value.withUnsafeBytes { relay_fsetxattr(fd, name, $0.baseAddress, $0.count) } }.map { _ in () }
+    }
+
+    /// The corresponding C function is `lgetxattr`: an attribute of the file at `path` (not
+    /// followed if a link), up to `limit` bytes; `.noData` when it has none.
+    static func attribute(_ path: String, _ name: String, limit: Int = 256) -> Result<[UInt8], Errno> {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = retrying { buffer.withUnsafeMutableBytes { relay_lgetxattr(path, name, $0.baseAddress, $0.count) } }
+        return count.map { Array(buffer.prefix(Int($0))) }
+    }
+
     /// The corresponding C function is `rename`.
     static func rename(_ from: String, _ to: String) -> Result<Void, Errno> {
         retrying { Glibc.rename(from, to) }.map { _ in () }

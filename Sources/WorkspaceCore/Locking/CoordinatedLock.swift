@@ -180,28 +180,26 @@ final class CoordinatedLock {
     /// start triggers. Relay's own writes are never half done, so an update need not wait for
     /// them to settle, and the watcher can tell them from a person's.
     func recordInstalled(_ identity: FileIdentity, triggers: Bool) {
-        var bytes = Array("I \(identity.inode) \(identity.size) \(identity.modifiedNanoseconds) \(triggers ? "T" : "Q")\n".utf8)
+        var bytes = InstalledRecord(stamp: FileStamp(identity), triggers: triggers).encoded
         bytes += [UInt8](repeating: 0, count: max(0, Self.installedLength - bytes.count))
         _ = Syscall.pwriteAll(fd, bytes, offset: layout.installed)
     }
 
-    /// Whether `identity` is the file Relay last put in place.
+    /// Whether `identity` is the file Relay last put in place, by this lock file's record.
+    /// (`Workspace.isLastInstalled` also asks the file's own record.)
     func isLastInstalled(_ identity: FileIdentity) -> Bool {
         Self.installedRecord(fd: fd, layout: layout)?.stamp == FileStamp(identity)
     }
 
     /// The last-installed record of a lock file, read without taking the lock.
-    static func installedRecord(fd: CInt) -> (stamp: FileStamp, triggers: Bool)? {
+    static func installedRecord(fd: CInt) -> InstalledRecord? {
         guard case .success(let info) = Syscall.fstat(fd) else { return nil }
         return installedRecord(fd: fd, layout: Layout.of(size: Int(info.st_size)))
     }
 
-    private static func installedRecord(fd: CInt, layout: Layout) -> (stamp: FileStamp, triggers: Bool)? {
+    private static func installedRecord(fd: CInt, layout: Layout) -> InstalledRecord? {
         guard case .success(let bytes) = Syscall.pread(fd, count: installedLength, offset: layout.installed) else { return nil }
-        let fields = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self).split(separator: " ")
-        guard fields.count == 5, fields[0] == "I", let inode = UInt64(fields[1]), let size = Int(fields[2]),
-              let modified = Int64(fields[3]) else { return nil }
-        return (FileStamp(inode: inode, size: size, modifiedNanoseconds: modified), fields[4] == "T")
+        return InstalledRecord(decoding: bytes)
     }
 
     func clearIntent() {
@@ -213,6 +211,42 @@ final class CoordinatedLock {
         guard case .success(let bytes) = Syscall.pread(fd, count: Self.intentLength, offset: layout.intent) else { return nil }
         let text = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self)
         return text.isEmpty ? nil : Intent(encoded: text)
+    }
+}
+
+/// What Relay last put at a path: the file's stamp, and whether it should start triggers. Kept in
+/// the path's lock file, or — for a file a write batch made at a path that had no lock file
+/// (`WriteBatch`: a new path takes none) — in the file itself, as the extended attribute
+/// `user.relay.installed`. The stamp holds the inode, so a copy of the file that carried the
+/// attribute along (`cp -a`, an editor that keeps attributes when it saves) is not taken for it.
+struct InstalledRecord: Equatable {
+    var stamp: FileStamp
+    var triggers: Bool
+
+    static let attributeName = "user.relay.installed"
+
+    /// `I inode size mtime T|Q` and a newline.
+    var encoded: [UInt8] {
+        Array("I \(stamp.inode) \(stamp.size) \(stamp.modifiedNanoseconds) \(triggers ? "T" : "Q")\n".utf8)
+    }
+
+    init(stamp: FileStamp, triggers: Bool) {
+        self.stamp = stamp
+        self.triggers = triggers
+    }
+
+    /// The record in `bytes` (up to a NUL or newline), nil when there is none.
+    init?(decoding bytes: [UInt8]) {
+        let fields = String(decoding: bytes.prefix { $0 != 0 && $0 != 10 }, as: UTF8.self).split(separator: " ")
+        guard fields.count == 5, fields[0] == "I", let inode = UInt64(fields[1]), let size = Int(fields[2]),
+              let modified = Int64(fields[3]), fields[4] == "T" || fields[4] == "Q" else { return nil }
+        self.init(stamp: FileStamp(inode: inode, size: size, modifiedNanoseconds: modified), triggers: fields[4] == "T")
+    }
+
+    /// The record the file at `absolute` carries itself, if any.
+    static func attribute(of absolute: String) -> InstalledRecord? {
+        guard case .success(let bytes) = Syscall.attribute(absolute, attributeName) else { return nil }
+        return InstalledRecord(decoding: bytes)
     }
 }
 

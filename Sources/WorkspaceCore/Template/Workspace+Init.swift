@@ -114,7 +114,7 @@ extension Workspace {
         if target.exists { return false }
         return try coordinated(target) { lock in
             try createParentFolders(of: target)
-            let temporary = try writeTemporary(for: target, bytes: bytes, permissions: nil, lock: lock)
+            let temporary = try writeTemporary(for: target, bytes: bytes, permissions: nil, owner: .lock(lock))
             defer { lock.clearIntent() }
             switch Syscall.renameNoReplace(temporary.absolute, target.absolute) {
             case .success:

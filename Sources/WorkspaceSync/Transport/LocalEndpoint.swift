@@ -67,13 +67,8 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func expectWrites(_ paths: [String], contents: [String]) {
-        // The lock files of paths new here are made ahead, on the prefetch thread (a first sync
-        // writes thousands). Only for paths that could be written at all: each write checks its
-        // path in the sandbox again; a lock file made for a path then refused is an unused file.
-        let plausible = paths.filter { path in
-            !path.hasPrefix("/") && !SyncIndex.isExcluded(path) && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0.isEmpty }
-        }
-        workspace.prefetchForWrites(paths: plausible, contents: contents.compactMap(ContentHash.init(hex:)), creatingLocks: true)
+        // Only reads ahead: a new path's write takes no lock file (`WriteBatch`), so none is made.
+        workspace.prefetchForWrites(paths: paths, contents: contents.compactMap(ContentHash.init(hex:)))
     }
 
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
