@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Many whole-file replacements (and object-store copies) made durable together: two flushes
 /// of the file system per batch instead of an fsync of every file and of every folder.
@@ -46,6 +47,8 @@ public final class WriteBatch {
     }
 
     private struct Staged {
+        /// Its place among the staged files (those made on the writer's thread come back apart).
+        var order: Int
         var target: ResolvedPath
         /// nil for a new path staged without a lock file (its temporary is the batch's own).
         var lock: CoordinatedLock?
@@ -94,7 +97,13 @@ public final class WriteBatch {
     private var own: (key: String, lock: CoordinatedLock)?
     /// False once the file system refused a file its own installed record (or the workspace
     /// says it keeps none): then every path takes its lock file.
-    private var recordsInFiles: Bool
+    private let recordsInFiles: Flag
+    /// Makes the temporaries of new paths on a thread of its own while the caller goes on.
+    private let newFiles = NewFileWriter<Staged>()
+    /// Submitted to `newFiles` and not collected yet; the paths it refused (left alone).
+    private var pendingNew = 0
+    private var refusedNew: [String] = []
+    private var nextOrder = 0
     /// The locks of new paths taken at `commit` (a writer of Relay began on the path meanwhile).
     private var lateLocks: [CoordinatedLock] = []
     /// How many versions a batch stores as files of their own before it packs the rest: a
@@ -103,7 +112,7 @@ public final class WriteBatch {
     /// Bytes written to temporary files so far.
     public private(set) var stagedBytes = 0
     /// Files, removals and objects staged so far.
-    public var count: Int { staged.count + removals.count + objects.count + packing.count }
+    public var count: Int { staged.count + pendingNew + removals.count + objects.count + packing.count }
 
     public init(_ workspace: Workspace, operation: String) {
         var quick = workspace
@@ -111,7 +120,7 @@ public final class WriteBatch {
         self.quick = quick
         self.durable = workspace.durable
         self.operation = operation
-        self.recordsInFiles = workspace.installedRecordsInFiles
+        self.recordsInFiles = Flag(workspace.installedRecordsInFiles)
     }
 
     deinit {
@@ -136,51 +145,70 @@ public final class WriteBatch {
     ///   `.invalidInput` when `path` is already staged in this batch.
     /// - returns: the hash of `bytes` (for a caller that also stores them, `storeObject(_:hash:)`).
     @discardableResult
-    public func stage(_ path: String, bytes: [UInt8], expected: ContentHash?, knownStamp: FileStamp? = nil,
+    public func stage(_ path: String, bytes: [UInt8], hash: ContentHash? = nil, expected: ContentHash?, knownStamp: FileStamp? = nil,
                       overwrite: Bool = false) throws -> ContentHash {
         let target = try claim(path)
+        let order = nextOrder
+        nextOrder += 1
         do {
-            if !target.exists, expected == nil, recordsInFiles, !quick.hasLockFile(target) {
-                return try stageNew(target, bytes: bytes, overwrite: overwrite)
+            if !target.exists, expected == nil, recordsInFiles.value, !quick.hasLockFile(target) {
+                return try stageNew(target, bytes: bytes, hash: hash ?? ContentHash(of: bytes), overwrite: overwrite, order: order)
             }
         } catch {
             stagedPaths.remove(target.relative)
             throw error
         }
-        var hash: ContentHash?
+        var made: ContentHash?
         try holding(target) { target, lock in
             // `resolve` just found every folder on the way when the file itself is there.
             if !target.exists { try quick.createParentFolders(of: target, folders: folders) }
             let permissions = target.exists ? try FileSnapshot.identity(target.absolute, displayPath: target.relative)?.permissions : nil
-            let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: permissions, owner: .lock(lock))
-            staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: expected,
+            let temporary = try quick.writeTemporary(for: target, bytes: bytes, hash: hash, permissions: permissions, owner: .lock(lock))
+            staged.append(Staged(order: order, target: target, lock: lock, temporary: temporary, expected: expected,
                                  knownStamp: expected == nil ? nil : knownStamp, checked: !overwrite))
             stagedBytes += bytes.count
-            hash = temporary.hash
+            made = temporary.hash
         }
-        return hash!
+        return made!
     }
 
     /// A path new here with no lock file, staged under the batch's own lock (see the type's
-    /// notes); on a file system that refuses the file its own record, under the path's lock.
-    private func stageNew(_ target: ResolvedPath, bytes: [UInt8], overwrite: Bool) throws -> ContentHash {
-        try quick.createParentFolders(of: target, folders: folders)
-        let temporary = try quick.writeTemporary(for: target, bytes: bytes, permissions: nil, owner: .batch(key: ownKey()))
-        var lock: CoordinatedLock?
-        if !temporary.recordsItself {
-            recordsInFiles = false
-            do {
-                lock = try takeLock(target)
-                try lock!.recordIntent(.temporary(name: temporary.name), durable: false)
-            } catch {
-                _ = Syscall.unlink(temporary.absolute)
-                lock?.release()
-                throw error
+    /// notes), its temporary made on the writer's thread (`NewFileWriter`); on a file system
+    /// that refuses the file its own record, under the path's lock.
+    private func stageNew(_ target: ResolvedPath, bytes: [UInt8], hash: ContentHash, overwrite: Bool, order: Int) throws -> ContentHash {
+        let key = try ownKey()
+        let (quick, recordsInFiles) = (self.quick, self.recordsInFiles)
+        try newFiles.submit(path: target.relative) { folders in
+            try quick.createParentFolders(of: target, folders: folders)
+            let temporary = try quick.writeTemporary(for: target, bytes: bytes, hash: hash, permissions: nil, owner: .batch(key: key))
+            var lock: CoordinatedLock?
+            if !temporary.recordsItself {
+                recordsInFiles.value = false
+                do {
+                    lock = try Self.takeLock(target, in: quick)
+                    try lock!.recordIntent(.temporary(name: temporary.name), durable: false)
+                } catch {
+                    _ = Syscall.unlink(temporary.absolute)
+                    lock?.release()
+                    throw error
+                }
             }
+            return Staged(order: order, target: target, lock: lock, temporary: temporary, expected: nil, knownStamp: nil, checked: !overwrite)
         }
-        staged.append(Staged(target: target, lock: lock, temporary: temporary, expected: nil, knownStamp: nil, checked: !overwrite))
+        pendingNew += 1
         stagedBytes += bytes.count
-        return temporary.hash
+        return hash
+    }
+
+    /// The new files the writer made, put among the staged ones in the order they were
+    /// staged; those it refused become outcomes of files left alone. Throws what it failed
+    /// with (what it made is discarded).
+    private func collectNewFiles() throws {
+        guard pendingNew > 0 else { return }
+        pendingNew = 0
+        let (made, refused) = try newFiles.finish(cleanUp: { for item in $0 { drop(item) } })
+        staged = (staged + made).sorted { $0.order < $1.order }
+        refusedNew += refused
     }
 
     /// The key of the batch's own lock, taken the first time it is asked for: a lock file of a
@@ -207,6 +235,10 @@ public final class WriteBatch {
 
     /// The lock of `target`, undoing what a killed holder left.
     private func takeLock(_ target: ResolvedPath) throws -> CoordinatedLock {
+        try Self.takeLock(target, in: quick)
+    }
+
+    private static func takeLock(_ target: ResolvedPath, in quick: Workspace) throws -> CoordinatedLock {
         let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
                                                label: target.relative, timeout: quick.lockTimeout)
         quick.recoverInterrupted(lock, path: target)
@@ -281,11 +313,13 @@ public final class WriteBatch {
     /// what `meanwhile` returned, once both are done; throws if either failed, so nothing is
     /// recorded as durable that is not. Neither runs when nothing was staged.
     public func commit<T>(whileFlushing meanwhile: ([Outcome]) throws -> T) throws -> T {
+        try collectNewFiles()
         // From here on a staged item is this function's: its temporary may hold a displaced
         // version, which must never be deleted as a leftover.
-        let items = staged, removing = removals
+        let items = staged, removing = removals, refused = refusedNew
         staged = []
         removals = []
+        refusedNew = []
         defer {
             for item in items { item.lock?.release() }
             for removal in removing { removal.lock.release() }
@@ -293,7 +327,8 @@ public final class WriteBatch {
             lateLocks = []
             abandon()
         }
-        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile([]) }
+        let leftAlone = refused.map { Outcome(path: $0, result: nil, stamp: nil) }
+        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile(leftAlone) }
         var timings = SyncTimings("write-batch \(operation)")
         // 1. The versions to keep, written; 2. every temporary's bytes on the disk before any
         // of them is renamed into place; 3. the versions put in the store.
@@ -304,6 +339,7 @@ public final class WriteBatch {
         // 4. Each file checked and swapped in; 5. in-place saves into what was displaced
         // handed back; 6. removals; 7. displaced versions archived, history lines written.
         var (outcomes, installed) = try install(items)
+        outcomes += leftAlone
         timings.mark("install \(items.count)")
         let handedBack = try handBackInPlaceSaves(installed, into: &outcomes)
         timings.mark("in-place saves: \(handedBack.count) handed back")
@@ -517,12 +553,22 @@ public final class WriteBatch {
         item.lock?.clearIntent()
     }
 
-    /// Drops whatever is still staged (temporaries removed, locks released).
+    /// A staged file dropped: its temporary removed, its lock released.
+    private func drop(_ item: Staged) {
+        if case .success = Syscall.lstat(item.temporary.absolute) { discard(item) }
+        item.lock?.release()
+    }
+
+    /// Drops whatever is still staged (temporaries removed, locks released), once the writer's
+    /// thread is done with what it was given.
     private func abandon() {
-        for item in staged {
-            if case .success = Syscall.lstat(item.temporary.absolute) { discard(item) }
-            item.lock?.release()
+        if pendingNew > 0, let (made, _) = try? newFiles.finish(cleanUp: { for item in $0 { drop(item) } }) {
+            for item in made { drop(item) }
         }
+        pendingNew = 0
+        refusedNew = []
+        nextOrder = 0
+        for item in staged { drop(item) }
         for removal in removals { removal.lock.release() }
         removals = []
         for object in objects { _ = Syscall.unlink(object.temporary) }
@@ -535,5 +581,15 @@ public final class WriteBatch {
         objectHashes = []
         stagedBytes = 0
         folders.forget()
+    }
+}
+
+/// A flag both the caller's thread and the writer's read and set.
+private final class Flag: Sendable {
+    private let state: Mutex<Bool>
+    init(_ value: Bool) { state = Mutex(value) }
+    var value: Bool {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
     }
 }

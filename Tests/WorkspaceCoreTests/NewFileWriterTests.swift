@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import WorkspaceCore
+
+/// The thread a write batch makes its new files on: results in order, a path refused there is
+/// reported and the rest go on, any other failure stops what waits and comes back to the caller
+/// with what was made handed over for cleaning up.
+@Suite("The write batch's new-file writer")
+struct NewFileWriterTests {
+    struct Broken: Error {}
+
+    @Test func jobsRunInOrderAndARefusedPathIsReportedWhileTheRestGoOn() throws {
+        let writer = NewFileWriter<Int>(slots: 4)
+        for i in 0..<200 {
+            try writer.submit(path: "p\(i)") { _ in
+                if i == 17 { throw WorkspaceError(.notADirectory, "p17: 'x' is a file where a folder is expected", path: "p17") }
+                return i
+            }
+        }
+        let (made, refused) = try writer.finish()
+        #expect(made == (0..<200).filter { $0 != 17 })
+        #expect(refused == ["p17"])
+        // The writer starts afresh.
+        try writer.submit(path: "again") { _ in 1 }
+        #expect(try writer.finish().made == [1])
+    }
+
+    @Test func aFailureStopsWhatWaitsIsThrownAndWhatWasMadeIsHandedBackForCleaningUp() throws {
+        let writer = NewFileWriter<Int>(slots: 2)
+        let ran = LockedCounter()
+        var thrownAtSubmit = false
+        for i in 0..<50 {
+            do {
+                try writer.submit(path: "p\(i)") { _ in
+                    ran.add()
+                    if i == 3 { throw Broken() }
+                    return i
+                }
+            } catch is Broken {
+                thrownAtSubmit = true
+                break
+            }
+        }
+        var cleaned: [Int] = []
+        #expect(throws: Broken.self) { _ = try writer.finish(cleanUp: { cleaned = $0 }) }
+        #expect(cleaned == [0, 1, 2])
+        #expect(thrownAtSubmit, "a submit after the failure throws it")
+        #expect(ran.value == 4, "no job after the failing one ran: \(ran.value)")
+        // Afresh after the failure was reported.
+        try writer.submit(path: "next") { _ in 7 }
+        #expect(try writer.finish().made == [7])
+    }
+}
+
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
