@@ -392,6 +392,50 @@ struct ReconcileScenarioTests {
         #expect(try sync(a, b).transferred == 0, "the next sync has nothing to do")
     }
 
+    /// A file the refresh read is copied from that read, not read again: one stable read of
+    /// the version the sync reconciles on. A change made after the refresh is a newer version,
+    /// which the next sync carries; a file the sync does not copy is let go at `prefetch`.
+    @Test func aCopyIsTakenFromTheRefreshsReadAndAChangeMadeSinceGoesWithTheNextSync() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try ScratchWorkspace(in: base, name: "source"), b = try ScratchWorkspace(in: base, name: "target")
+        try a.write("Research/one.md", "as the refresh read it\n")
+        try a.write("Research/two.bin", "bytes as read\n")
+        let here = try LocalEndpoint(workspace: a.workspace)
+        let entries = try here.refresh()
+        let readHash = try #require(entries["Research/one.md"]?.hash)
+        #expect(readHash == ContentHash(of: "as the refresh read it\n").hex)
+        try a.write("Research/one.md", "changed since\n")
+        try a.write("Research/two.bin", "also changed\n")
+        here.prefetch([(path: "Research/one.md", expected: readHash, size: 0)])
+        #expect(try here.read("Research/one.md", expected: readHash) == Array("as the refresh read it\n".utf8))
+        // Taken once; after that, and for a path not announced, the disk answers.
+        #expect(throws: SyncError.self) { try here.read("Research/one.md", expected: readHash) }
+        #expect(throws: SyncError.self) { try here.read("Research/two.bin", expected: try #require(entries["Research/two.bin"]?.hash)) }
+        try here.finish()
+
+        _ = try sync(a, b)
+        #expect(b.contents("Research/one.md") == "changed since\n" && b.contents("Research/two.bin") == "also changed\n")
+    }
+
+    /// The index keeps what its refresh read only up to the budget it is given, whole files,
+    /// each exactly the bytes it hashed; with no budget it keeps nothing.
+    @Test func aRefreshKeepsWhatItReadOnlyUpToItsBudget() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try ScratchWorkspace(in: base, name: "source")
+        for i in 0..<5 { try a.write("Research/f\(i).txt", "ten bytes\(i)") }
+        let index = try SyncIndex(workspace: a.workspace)
+        index.keepsContentUpTo = 25
+        try index.refresh()
+        #expect(index.keptContent.count == 2)
+        for (path, kept) in index.keptContent {
+            #expect(kept.bytes == Array((a.contents(path) ?? "").utf8) && kept.hash == ContentHash(of: kept.bytes), "\(path)")
+            #expect(kept.stamp == a.workspace.stamp(ofFileAt: path))
+        }
+        let none = try SyncIndex(workspace: try ScratchWorkspace(in: base, name: "other").workspace)
+        try none.refresh()
+        #expect(none.keptContent.isEmpty)
+    }
+
     @Test func withoutOverlapTheSameCopiesAreFlushedOneBatchAfterAnother() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let a = try ScratchWorkspace(in: base, name: "source"), b = try ScratchWorkspace(in: base, name: "target")

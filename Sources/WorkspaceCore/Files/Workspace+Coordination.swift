@@ -131,8 +131,13 @@ extension Workspace {
 
     /// Writes `bytes` to a new temporary file next to `path`. `hash`: of `bytes`, when the
     /// caller has it (a sync hashed what it read); computed here otherwise.
+    ///
+    /// When not durable (a write batch's, made durable by its `syncfs`), `startWriteback` starts
+    /// the file's disk writes at once (`BackgroundWriteback`), so that the flush finds them on
+    /// their way; a batch does so for its first files only, and leaves a large batch's rest to
+    /// the flush, which writes them out together.
     func writeTemporary(for path: ResolvedPath, bytes: [UInt8], hash: ContentHash? = nil, permissions: mode_t?,
-                        owner: TemporaryOwner) throws -> Temporary {
+                        owner: TemporaryOwner, startWriteback: Bool = true) throws -> Temporary {
         let name: String
         switch owner {
         case .lock(let lock):
@@ -157,7 +162,7 @@ extension Workspace {
                 }
             }
             // Not durable: a batch's `syncfs` makes it so, and its writes start meanwhile.
-            if durable { Syscall.close(fd) } else { BackgroundWriteback.startThenClose(fd) }
+            if durable || !startWriteback { Syscall.close(fd) } else { BackgroundWriteback.startThenClose(fd) }
             return Temporary(absolute: absolute, name: name, identity: identity, hash: hash ?? ContentHash(of: bytes), size: bytes.count,
                              recordsItself: recordsItself)
         } catch {

@@ -84,6 +84,8 @@ extension SyncIndex {
         // client waits for this refresh and the other core has nothing to do.
         let (candidates, liveSeen) = try Self.unvouched(stamps, in: current)
         timings.mark("\(candidates.count) of \(stamps.count) to look at")
+        keptContent = [:]
+        var keepBudget = keepsContentUpTo
         try transaction {
             // The files are read and hashed a chunk at a time, on two threads when there are
             // many (a first sync hashes every file: ~0.45 s at 10,000 on one thread); what they
@@ -92,9 +94,17 @@ extension SyncIndex {
             while start < candidates.count {
                 let chunk = candidates[start..<min(start + Self.fingerprintChunk, candidates.count)]
                 start = chunk.endIndex
-                // A mergeable file's new version is kept as a merge base: read it once.
+                // A mergeable file's new version is kept as a merge base: read it once. So is
+                // any file while the caller's budget lasts (`keepsContentUpTo`).
                 let mergeable = chunk.map { mergeRules.kind(of: stamps[$0].path) != .binary }
-                let prints = try Self.fingerprints(of: chunk.map { stamps[$0].path }, keeping: mergeable, in: workspace)
+                let forCaller = chunk.map { candidate in
+                    let size = stamps[candidate].stamp.size
+                    guard keepBudget >= size, size <= workspace.maximumArchivedSize else { return false }
+                    keepBudget -= size
+                    return true
+                }
+                let keeping = zip(mergeable, forCaller).map { $0 || $1 }
+                let prints = try Self.fingerprints(of: chunk.map { stamps[$0].path }, keeping: keeping, in: workspace)
                 for (offset, candidate) in chunk.enumerated() {
                     let (path, stamp) = stamps[candidate]
                     let position = current.index(forKey: path)
@@ -105,6 +115,7 @@ extension SyncIndex {
                     entry.stamp = fresh
                     entry.scanned = now
                     let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
+                    if forCaller[offset], let content { keptContent[path] = KeptContent(stamp: fresh, hash: hash, bytes: content) }
                     if !restamp {
                         entry.hash = hash.hex
                         entry.deleted = false

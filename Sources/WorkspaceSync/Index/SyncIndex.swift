@@ -58,6 +58,23 @@ public final class SyncIndex {
     /// so a replica whose index was deleted or replaced by another file is recognised.
     public let epoch: String
 
+    /// How many bytes of the files a refresh reads (new or changed ones) it keeps for its caller
+    /// (`keptContent`), beyond the merge bases: a sync about to copy those very files takes
+    /// them from there instead of reading them again (a first sync read every file twice).
+    /// 0, the default, keeps none.
+    public var keepsContentUpTo = 0
+
+    /// What the last refresh read and kept (`keepsContentUpTo`), by path: the file's stamp,
+    /// hash and bytes as one stable read of it found them. The caller takes it.
+    public var keptContent: [String: KeptContent] = [:]
+
+    /// One file as a refresh read it.
+    public struct KeptContent: Sendable {
+        public var stamp: FileStamp
+        public var hash: ContentHash
+        public var bytes: [UInt8]
+    }
+
     /// Runs once before the next `commitWrites` commits anything: a wait for what the rows to be
     /// committed may name (`LocalEndpoint`'s merge bases, stored on another thread).
     public var beforeCommittingWrites: (() throws -> Void)?
