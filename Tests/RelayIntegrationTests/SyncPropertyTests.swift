@@ -134,9 +134,9 @@ final class CrashingEndpoint: ReplicaEndpoint {
     func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
         try fuse.tick(); try inner.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
     }
-    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+    func stage(_ path: String, bytes: [UInt8], hash: String?, expected: String?, vector: VersionVector, basePeer: String?) throws {
         if !announced.contains(path) { unannounced.append(path) }
-        try fuse.tick(); try inner.stage(path, bytes: bytes, expected: expected, vector: vector, basePeer: basePeer)
+        try fuse.tick(); try inner.stage(path, bytes: bytes, hash: hash, expected: expected, vector: vector, basePeer: basePeer)
     }
     func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         if !announced.contains(path) { unannounced.append(path) }

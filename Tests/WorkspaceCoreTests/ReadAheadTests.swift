@@ -94,6 +94,28 @@ struct ReadAheadTests {
         #expect(throws: WorkspaceError.self) { try workspace.resolve("a/../../outside", folders: folders) }
     }
 
+    /// With a folder already known, a path in it resolves exactly as the full walk resolves it
+    /// (the shortcut takes only plain paths); every refusal stays a refusal.
+    @Test func aPathInAKnownFolderResolvesAsTheFullWalkDoes() throws {
+        try fixture.write("a/b/file.md", "x\n")
+        try fixture.write("a/other.md", "y\n")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("a/b/inside"), withDestinationPath: "../other.md")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("a/b/out"), withDestinationPath: fixture.outside + "/secret.txt")
+        let folders = ResolvedFolders()
+        _ = try workspace.resolve("a/b/file.md", folders: folders)
+        #expect(folders.known == ["a", "a/b"])
+        let paths = ["a/b/file.md", "a/b/new.md", "a/b/./file.md", "a/b/../other.md", "a/b//file.md", "a/b/inside", "a/b/out",
+                     "a/b/" + WorkspaceLayout.temporaryPrefix + "x", "a/b/..", "a/b/.", "a/b/../../..", "a/b/file.md/x", "a/b/.hidden"]
+        for path in paths {
+            let plain = Result { try workspace.resolve(path) }, known = Result { try workspace.resolve(path, folders: folders) }
+            switch (plain, known) {
+            case (.success(let p), .success(let k)): #expect(p == k, "\(path)")
+            case (.failure(let p as WorkspaceError), .failure(let k as WorkspaceError)): #expect(p.code == k.code, "\(path)")
+            default: Issue.record("\(path): \(plain) against \(known)")
+            }
+        }
+    }
+
     @Test func aFolderReplacedByALinkIsRefusedOnceTheFoldersAreForgotten() throws {
         try fixture.write("a/b/file.md", "x\n")
         let folders = ResolvedFolders()

@@ -30,6 +30,7 @@ extension Workspace {
         if path.isEmpty { throw refuse(.empty) }
         if path.utf8.contains(0) { throw refuse(.containsNUL) }
         if path.hasPrefix("/") { throw refuse(.absolute) }
+        if let folders, let resolved = resolveInKnownFolder(path, folders: folders) { return resolved }
 
         // Components still to walk, last one first so popLast() yields them in order.
         var pending = Array(path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
@@ -97,6 +98,39 @@ extension Workspace {
         if resolved.first == WorkspaceLayout.stateFolderName { throw refuse(.engineState) }
         if let last = resolved.last, WorkspaceLayout.isTemporaryName(last) { throw refuse(.temporaryFile) }
         return ResolvedPath(relative: relative, absolute: layout.absolute(relative), exists: onDisk)
+    }
+}
+
+extension Workspace {
+    /// `resolve` of a plain path (no `.`, `..` or empty component, not in `.relay/`, not a
+    /// temporary's name) whose folder this batch already found to be a real one: only its last
+    /// component is looked at, with no component list built (a first sync resolves every path
+    /// it writes; the general walk was a twentieth of its copy loop). nil for anything else —
+    /// a link, a path to look at whole — which the general walk resolves.
+    private func resolveInKnownFolder(_ path: String, folders: ResolvedFolders) -> ResolvedPath? {
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")), !bytes.starts(with: (WorkspaceLayout.stateFolderName + "/").utf8) else { return nil }
+        let parent = String(path[..<slash])
+        guard folders.known.contains(parent) else { return nil }
+        // Every component plain: none empty, none "." or "..".
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let length = bytes.distance(from: start, to: end)
+            if length == 0 || (length <= 2 && bytes[start..<end].allSatisfy { $0 == UInt8(ascii: ".") }) { return nil }
+            start = end == bytes.endIndex ? end : bytes.index(after: end)
+        }
+        let name = path[path.index(after: slash)...]
+        if name.hasPrefix(WorkspaceLayout.temporaryPrefix) { return nil }
+        let absolute = layout.absolute(path)
+        switch Syscall.lstat(absolute) {
+        case .failure(.noSuchFileOrDirectory):
+            return ResolvedPath(relative: path, absolute: absolute, exists: false)
+        case .success(let info) where FileKind(info.st_mode) != .symlink:
+            return ResolvedPath(relative: path, absolute: absolute, exists: true)
+        default:
+            return nil
+        }
     }
 }
 

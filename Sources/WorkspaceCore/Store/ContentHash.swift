@@ -27,8 +27,19 @@ public struct ContentHash: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Accepts exactly 64 hex digits (any case); nil otherwise.
     public init?(hex: String) {
-        guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else { return nil }
-        self.hex = hex.lowercased()
+        // On the UTF-8 bytes: a sync parses two hashes per file it copies, and counting and
+        // testing Characters was ~2.4 µs a hash (a twentieth of a first sync's copy loop).
+        let bytes = hex.utf8
+        guard bytes.count == 64 else { return nil }
+        var lowercase = true
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): lowercase = false
+            default: return nil
+            }
+        }
+        self.hex = lowercase ? hex : hex.lowercased()
     }
 
     public var description: String { hex }

@@ -51,7 +51,8 @@ extension Reconciler {
         summary.bytes += bytes.count
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
-        try target.endpoint.stage(path, bytes: bytes, expected: expected, vector: entry.vector, basePeer: source.replica)
+        // `read` checked that `bytes` hash to `entry.hash`.
+        try target.endpoint.stage(path, bytes: bytes, hash: entry.hash, expected: expected, vector: entry.vector, basePeer: source.replica)
         target.pending.append(PendingCopy(path: path, hash: entry.hash, vector: entry.vector, bytes: bytes.count))
         target.pendingBytes += bytes.count
     }

@@ -56,19 +56,21 @@ public final class LocalEndpoint: ReplicaEndpoint {
         batch = WriteBatch(workspace, operation: "sync")
     }
 
-    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+    public func stage(_ path: String, bytes: [UInt8], hash: String?, expected: String?, vector: VersionVector, basePeer: String?) throws {
         // The batch resolves the path in the sandbox itself (`refusedBySandbox`).
         try checkExcluded(path)
         // The file is checked against its stamp in the index, fresh from this sync's refresh:
         // the version it displaces is not read (on a disk whose cache went cold, the reads
         // of the old versions were most of a receiving batch's install).
         let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
-        var hash: ContentHash?
+        var made: ContentHash?
         try refusedBySandbox {
-            hash = try batch.stage(path, bytes: bytes, expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
+            made = try batch.stage(path, bytes: bytes, hash: hash.flatMap { ContentHash(hex: $0) },
+                                   expected: expected.flatMap { ContentHash(hex: $0) }, knownStamp: known, overwrite: false)
         }
-        // The copy is the next merge base: keep it, in the same flush (hashed once, by the stage).
-        if let hash, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes, hash: hash) }
+        // The copy is the next merge base: keep it, in the same flush (hashed once, by the
+        // stage or by the read that gave `hash`).
+        if let made, index.mergeRules.kind(of: path) != .binary { try batch.storeObject(bytes, hash: made) }
         staged[path] = vector
         stagedBases[path] = basePeer
     }
@@ -133,8 +135,13 @@ public final class LocalEndpoint: ReplicaEndpoint {
     /// rows; its results by path (empty when there was none).
     private func finishCommitting() throws -> [String: SyncIndex.Entry?] {
         guard let done = committing.take() else { return [:] }
+        var timings = SyncTimings("endpoint finish committing")
+        defer { timings.mark("rows written and committed") }
         let outcomes: [WriteBatch.Outcome]
-        do { outcomes = try done.work.wait() } catch {
+        do {
+            outcomes = try done.work.wait()
+            timings.mark("waited for the batch")
+        } catch {
             // Its files may be in place and not durable: no row that may describe them is
             // committed (what the open transaction holds goes too, as in `flush`).
             index.abandonWrites()

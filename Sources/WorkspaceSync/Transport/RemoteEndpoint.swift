@@ -198,7 +198,8 @@ public final class RemoteEndpoint: ReplicaEndpoint {
         return try send(request).content.map(Array.init)
     }
 
-    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+    public func stage(_ path: String, bytes: [UInt8], hash: String?, expected: String?, vector: VersionVector, basePeer: String?) throws {
+        // The server hashes what it receives: `hash` does not travel.
         var request = SyncProtocol.Request(op: "stage")
         request.path = path
         request.content = Data(bytes)

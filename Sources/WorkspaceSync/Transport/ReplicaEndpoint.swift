@@ -13,6 +13,8 @@ public protocol ReplicaEndpoint: AnyObject {
     /// `refresh()` as the reconciler reads it: a peer over the protocol may answer with only
     /// what changed over this replica's copy of its index (`EntryMap`).
     func refreshMap() throws -> EntryMap
+    /// The content of `path`, whose SHA-256 is `expected` (checked by every endpoint: a file
+    /// changed since, or bytes from the wire that are not those, throw `SyncError.changed`).
     func read(_ path: String, expected: String) throws -> [UInt8]
     /// Writes `bytes` if the file's hash is still `expected` (nil: no file), unless `overwrite`;
     /// records the entry with `vector`.
@@ -35,8 +37,10 @@ public protocol ReplicaEndpoint: AnyObject {
     /// (nil: no file), recorded with `vector`. Nothing is in place before `flush`. With
     /// `basePeer` (the replica the copy comes from), `flush` also records the installed copy
     /// as this replica's merge base with that peer — what `setBase` would, without a request
-    /// of its own.
-    func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws
+    /// of its own. `hash`: the SHA-256 of `bytes` when the caller has it from `read` (which
+    /// checked it), so that a folder does not hash them again; an endpoint that takes bytes
+    /// from the wire hashes them itself.
+    func stage(_ path: String, bytes: [UInt8], hash: String?, expected: String?, vector: VersionVector, basePeer: String?) throws
     /// Queues a deletion that `flush` makes: the file is removed if its hash is then still
     /// `expected`, and a tombstone recorded with `vector`.
     func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws
@@ -96,7 +100,11 @@ public protocol ReplicaEndpoint: AnyObject {
 
 extension ReplicaEndpoint {
     public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector) throws {
-        try stage(path, bytes: bytes, expected: expected, vector: vector, basePeer: nil)
+        try stage(path, bytes: bytes, hash: nil, expected: expected, vector: vector, basePeer: nil)
+    }
+
+    public func stage(_ path: String, bytes: [UInt8], expected: String?, vector: VersionVector, basePeer: String?) throws {
+        try stage(path, bytes: bytes, hash: nil, expected: expected, vector: vector, basePeer: basePeer)
     }
     public func refreshMap() throws -> EntryMap { EntryMap(try refresh()) }
     public func prefetch(_ wanted: [(path: String, expected: String, size: Int)]) {}
