@@ -87,13 +87,12 @@ extension SyncIndex {
         keptContent = [:]
         var keepBudget = keepsContentUpTo
         try transaction {
-            // The files are read and hashed a chunk at a time, on two threads when there are
-            // many (a first sync hashes every file: ~0.45 s at 10,000 on one thread); what they
-            // give is applied here, in order.
-            var start = 0
-            while start < candidates.count {
+            // The files are read and hashed a chunk at a time, on the process's pool of threads
+            // (a first sync hashes every file: ~0.45 s at 10,000 on one thread), the next chunk
+            // while this thread applies the one before and writes its rows; what they give is
+            // applied here, in order.
+            func begin(at start: Int) -> (chunk: ArraySlice<Int>, mergeable: [Bool], forCaller: [Bool], prints: PendingPrints) {
                 let chunk = candidates[start..<min(start + Self.fingerprintChunk, candidates.count)]
-                start = chunk.endIndex
                 // A mergeable file's new version is kept as a merge base: read it once. So is
                 // any file while the caller's budget lasts (`keepsContentUpTo`).
                 let mergeable = chunk.map { mergeRules.kind(of: stamps[$0].path) != .binary }
@@ -104,18 +103,33 @@ extension SyncIndex {
                     return true
                 }
                 let keeping = zip(mergeable, forCaller).map { $0 || $1 }
-                let prints = try Self.fingerprints(of: chunk.map { stamps[$0].path }, keeping: keeping, in: workspace)
-                for (offset, candidate) in chunk.enumerated() {
-                    let (path, stamp) = stamps[candidate]
+                return (chunk, mergeable, forCaller, PendingPrints(of: chunk.map { stamps[$0].path }, keeping: keeping, in: workspace))
+            }
+            var written = 0
+            // The rows not written yet, written (in order: their sequences follow it).
+            func writePending() throws {
+                guard written < updates.count else { return }
+                let sequences = try put(zip(updates[written...], restamps[written...]).map { ($0, $1) })
+                for (offset, sequence) in sequences.enumerated() { updates[written + offset].sequence = sequence }
+                written = updates.count
+            }
+            var next = candidates.isEmpty ? nil : begin(at: 0)
+            // Leaving early (a failure) waits for the reads begun, which hold the workspace.
+            defer { next?.prints.abandon() }
+            while let this = next {
+                next = this.chunk.endIndex < candidates.count ? begin(at: this.chunk.endIndex) : nil
+                let prints = try this.prints.wait()
+                for (offset, candidate) in this.chunk.enumerated() {
+                    let (path, _) = stamps[candidate]
                     let position = current.index(forKey: path)
                     let old = position.map { current.values[$0] }
-                    let mergeable = mergeable[offset]
+                    let mergeable = this.mergeable[offset]
                     guard let (fresh, hash, content) = prints[offset] else { continue }
                     var entry = old ?? Entry(path: path, hash: "", stamp: fresh, vector: VersionVector(), deleted: false, scanned: now)
                     entry.stamp = fresh
                     entry.scanned = now
                     let restamp = !(old == nil || old!.deleted || old!.hash != hash.hex)
-                    if forCaller[offset], let content { keptContent[path] = KeptContent(stamp: fresh, hash: hash, bytes: content) }
+                    if this.forCaller[offset], let content { keptContent[path] = KeptContent(stamp: fresh, hash: hash, bytes: content) }
                     if !restamp {
                         entry.hash = hash.hex
                         entry.deleted = false
@@ -126,6 +140,8 @@ extension SyncIndex {
                     updates.append(entry)
                     restamps.append(restamp)
                 }
+                // This chunk's rows, while the pool reads the next one.
+                try writePending()
             }
             if liveSeen < liveKnown {
                 let seen = Set(stamps.lazy.map(\.path).filter { !Self.isExcluded($0) })
@@ -140,9 +156,7 @@ extension SyncIndex {
                     changed += 1
                 }
             }
-            // The rows are written together: a first sync's refresh writes one per file.
-            let sequences = try put(zip(updates, restamps).map { ($0, $1) })
-            for (index, sequence) in sequences.enumerated() { updates[index].sequence = sequence }
+            try writePending()
             for entry in updates { current[entry.path] = entry }
             // The listing is freed elsewhere: the caller is waiting for this refresh.
             ReleaseLater.release(stamps)
@@ -159,25 +173,6 @@ extension SyncIndex {
 
     /// How many files a refresh reads and hashes before it applies what it found.
     static let fingerprintChunk = 512
-
-    /// `Workspace.fingerprint` of each path (keeping the content of those marked in `keeping`),
-    /// in order; the second half on another thread when there are more than 64 (the reads
-    /// and hashes are independent; each thread opens its own files).
-    static func fingerprints(of paths: [String], keeping: [Bool], in workspace: Workspace) throws
-        -> [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?] {
-        func read(_ range: Range<Int>) throws -> [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?] {
-            try range.map { try workspace.fingerprint(ofFileAt: paths[$0], keepingContentUpTo: keeping[$0] ? workspace.maximumArchivedSize : 0) }
-        }
-        guard paths.count > 64 else { return try read(paths.indices) }
-        let middle = paths.count / 2
-        let second = BackgroundWork { try read(middle..<paths.count) }
-        let first: [(stamp: FileStamp, hash: ContentHash, content: [UInt8]?)?]
-        do { first = try read(0..<middle) } catch {
-            _ = try? second.wait()
-            throw error
-        }
-        return first + (try second.wait())
-    }
 
     /// The positions in `stamps` of the files to look at — not excluded, and new, deleted in
     /// the index, or with a stamp the index does not vouch for (another one, or racy) — in
@@ -206,4 +201,42 @@ extension SyncIndex {
         let rest = try second.wait()
         return (first.positions + rest.positions, first.liveSeen + rest.liveSeen)
     }
+}
+
+/// `Workspace.fingerprint` of each path (keeping the content of those marked in `keeping`), in
+/// order, read on the process's pool of threads — in two halves at once when there are more
+/// than 64 — while the caller goes on; `wait` gives them.
+final class PendingPrints: @unchecked Sendable {
+    typealias Print = (stamp: FileStamp, hash: ContentHash, content: [UInt8]?)
+    private let done = DispatchGroup()
+    /// Each written by its own reader, read once both are done.
+    private var first: Result<[Print?], Error> = .success([])
+    private var second: Result<[Print?], Error> = .success([])
+
+    init(of paths: [String], keeping: [Bool], in workspace: Workspace) {
+        @Sendable func read(_ range: Range<Int>) throws -> [Print?] {
+            try range.map { try workspace.fingerprint(ofFileAt: paths[$0], keepingContentUpTo: keeping[$0] ? workspace.maximumArchivedSize : 0) }
+        }
+        let middle = paths.count > 64 ? paths.count / 2 : paths.count
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            first = Result { try read(0..<middle) }
+            done.leave()
+        }
+        guard middle < paths.count else { return }
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            second = Result { try read(middle..<paths.count) }
+            done.leave()
+        }
+    }
+
+    /// The fingerprints, in order, once both halves are read; the first failure, if any.
+    func wait() throws -> [Print?] {
+        done.wait()
+        return try first.get() + second.get()
+    }
+
+    /// Waits for the reads without looking at what they gave.
+    func abandon() { done.wait() }
 }
