@@ -339,17 +339,25 @@ extension Workspace {
     /// which must not start a relay (no loops). Reads the lock file without locking, or the
     /// file's own record (a new path a write batch made, which has no lock file).
     public func isOwnQuietWrite(_ relative: String, stamp: FileStamp) -> Bool {
+        var inLockFile: InstalledRecord?
         if case .success(let fd) = Syscall.open(lockFile(key: Self.lockKey(relative)), O_RDONLY) {
-            defer { Syscall.close(fd) }
-            if let record = CoordinatedLock.installedRecord(fd: fd), record.stamp == stamp { return !record.triggers }
+            inLockFile = CoordinatedLock.installedRecord(fd: fd)
+            Syscall.close(fd)
         }
-        guard let record = InstalledRecord.attribute(of: layout.absolute(relative)), record.stamp == stamp else { return false }
-        return !record.triggers
+        return Self.installedRecord(of: stamp, inLockFile: inLockFile, file: layout.absolute(relative)).map { !$0.triggers } ?? false
     }
 
-    /// Whether the file at `absolute` with `identity` is what Relay last put there: by the
-    /// record in `lock`'s file, or by the file's own (`InstalledRecord`).
+    /// Whether the file at `absolute` with `identity` is what Relay last put there.
     func isLastInstalled(_ identity: FileIdentity, at absolute: String, lock: CoordinatedLock) -> Bool {
-        lock.isLastInstalled(identity) || InstalledRecord.attribute(of: absolute)?.stamp == FileStamp(identity)
+        Self.installedRecord(of: FileStamp(identity), inLockFile: lock.installedRecord(), file: absolute) != nil
+    }
+
+    /// The record saying Relay installed the file with `stamp`: its lock file's, or else the
+    /// file's own (`InstalledRecord`, a new path a write batch made without a lock file); nil
+    /// when neither is of that stamp.
+    private static func installedRecord(of stamp: FileStamp, inLockFile: InstalledRecord?, file: String) -> InstalledRecord? {
+        if let inLockFile, inLockFile.stamp == stamp { return inLockFile }
+        guard let own = InstalledRecord.attribute(of: file), own.stamp == stamp else { return nil }
+        return own
     }
 }

@@ -191,12 +191,8 @@ public final class WriteBatch {
             var lock: CoordinatedLock?
             if !temporary.recordsItself {
                 recordsInFiles.value = false
-                do {
-                    lock = try Self.takeLock(target, in: quick)
-                    try lock!.recordIntent(.temporary(name: temporary.name), durable: false)
-                } catch {
+                do { lock = try Self.takeLock(target, in: quick, naming: temporary) } catch {
                     _ = Syscall.unlink(temporary.absolute)
-                    lock?.release()
                     throw error
                 }
             }
@@ -249,6 +245,18 @@ public final class WriteBatch {
         let lock = try CoordinatedLock.acquire(lockFile: quick.lockFile(key: Workspace.lockKey(target.relative)),
                                                label: target.relative, timeout: quick.lockTimeout)
         quick.recoverInterrupted(lock, path: target)
+        return lock
+    }
+
+    /// The lock of a new path whose temporary was made under the batch's own lock, taken after
+    /// all (the file system keeps no attributes, or a writer of Relay began on the path): the
+    /// temporary is named in its intent record, as if the lock had been taken first.
+    private static func takeLock(_ target: ResolvedPath, in quick: Workspace, naming temporary: Workspace.Temporary) throws -> CoordinatedLock {
+        let lock = try takeLock(target, in: quick)
+        do { try lock.recordIntent(.temporary(name: temporary.name), durable: false) } catch {
+            lock.release()
+            throw error
+        }
         return lock
     }
 
@@ -440,9 +448,8 @@ public final class WriteBatch {
         if !quick.hasLockFile(item.target), case .success = Syscall.renameNoReplace(item.temporary.absolute, item.target.absolute) {
             return true
         }
-        let lock = try takeLock(item.target)
+        let lock = try Self.takeLock(item.target, in: quick, naming: item.temporary)
         lateLocks.append(lock)
-        try lock.recordIntent(.temporary(name: item.temporary.name), durable: false)
         item.lock = lock
         return false
     }

@@ -103,11 +103,6 @@ final class CoordinatedLock {
         return false
     }
 
-    /// Makes the lock file of `label` if it is missing, as `acquire` would, without locking it.
-    static func prepare(lockFile: String, label: String) {
-        if let (fd, _) = try? openLockFile(lockFile, label: label) { Syscall.close(fd) }
-    }
-
     private static func openLockFile(_ lockFile: String, label: String) throws -> (CInt, Layout) {
         // Usually the lock file is there (made by an earlier write, or ahead by a batch's
         // prefetch thread): opened without O_CREAT, which would take the locks folder's lock
@@ -185,10 +180,10 @@ final class CoordinatedLock {
         _ = Syscall.pwriteAll(fd, bytes, offset: layout.installed)
     }
 
-    /// Whether `identity` is the file Relay last put in place, by this lock file's record.
-    /// (`Workspace.isLastInstalled` also asks the file's own record.)
-    func isLastInstalled(_ identity: FileIdentity) -> Bool {
-        Self.installedRecord(fd: fd, layout: layout)?.stamp == FileStamp(identity)
+    /// This lock file's last-installed record (`Workspace.isLastInstalled` also asks the
+    /// file's own).
+    func installedRecord() -> InstalledRecord? {
+        Self.installedRecord(fd: fd, layout: layout)
     }
 
     /// The last-installed record of a lock file, read without taking the lock.

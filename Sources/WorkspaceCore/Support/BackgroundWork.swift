@@ -11,9 +11,18 @@ public final class BackgroundWork<Value>: @unchecked Sendable {
     private var result: Result<Value, Error>?
     private var waited = false
 
-    public init(inBackground: Bool = true, _ work: @escaping () throws -> Value) {
+    /// - parameter onPool: run on the process's pool of threads (`DispatchQueue.global()`),
+    ///   for short work started often (a refresh's reads, a chunk at a time), instead of on a
+    ///   thread made for it.
+    public init(inBackground: Bool = true, onPool: Bool = false, _ work: @escaping () throws -> Value) {
         self.work = work
-        if inBackground { Thread.detachNewThread { [self] in run() } } else { run() }
+        if !inBackground {
+            run()
+        } else if onPool {
+            DispatchQueue.global().async { [self] in run() }
+        } else {
+            Thread.detachNewThread { [self] in run() }
+        }
     }
 
     private func run() {

@@ -206,37 +206,29 @@ extension SyncIndex {
 /// `Workspace.fingerprint` of each path (keeping the content of those marked in `keeping`), in
 /// order, read on the process's pool of threads — in two halves at once when there are more
 /// than 64 — while the caller goes on; `wait` gives them.
-final class PendingPrints: @unchecked Sendable {
+struct PendingPrints {
     typealias Print = (stamp: FileStamp, hash: ContentHash, content: [UInt8]?)
-    private let done = DispatchGroup()
-    /// Each written by its own reader, read once both are done.
-    private var first: Result<[Print?], Error> = .success([])
-    private var second: Result<[Print?], Error> = .success([])
+    private let halves: [BackgroundWork<[Print?]>]
 
     init(of paths: [String], keeping: [Bool], in workspace: Workspace) {
         @Sendable func read(_ range: Range<Int>) throws -> [Print?] {
             try range.map { try workspace.fingerprint(ofFileAt: paths[$0], keepingContentUpTo: keeping[$0] ? workspace.maximumArchivedSize : 0) }
         }
         let middle = paths.count > 64 ? paths.count / 2 : paths.count
-        done.enter()
-        DispatchQueue.global().async { [self] in
-            first = Result { try read(0..<middle) }
-            done.leave()
-        }
-        guard middle < paths.count else { return }
-        done.enter()
-        DispatchQueue.global().async { [self] in
-            second = Result { try read(middle..<paths.count) }
-            done.leave()
-        }
+        halves = [0..<middle, middle..<paths.count].filter { !$0.isEmpty }.map { range in BackgroundWork(onPool: true) { try read(range) } }
     }
 
     /// The fingerprints, in order, once both halves are read; the first failure, if any.
     func wait() throws -> [Print?] {
-        done.wait()
-        return try first.get() + second.get()
+        var prints: [Print?] = []
+        var failure: Error?
+        for half in halves {
+            do { prints += try half.wait() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+        return prints
     }
 
     /// Waits for the reads without looking at what they gave.
-    func abandon() { done.wait() }
+    func abandon() { for half in halves { _ = try? half.wait() } }
 }

@@ -245,19 +245,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // committed before they are stored (`beforeCommittingWrites`).
         guard storesBasesAtOnce else {
             // A dry run's: kept in this sync's batch, which it never commits.
-            let snapshot = try index.refreshed(storingBasesIn: batch, walk: walkAhead.take())
-            refreshedSequence = snapshot.sequence
-            kept = index.keptContent
-            index.keptContent = [:]
-            refreshedRows = snapshot.entries
-            return snapshot
+            return took(try index.refreshed(storingBasesIn: batch, walk: walkAhead.take()))
         }
         let bases = WriteBatch(workspace, operation: "sync")
-        let snapshot = try index.refreshed(storingBasesIn: bases, walk: walkAhead.take())
-        refreshedSequence = snapshot.sequence
-        kept = index.keptContent
-        index.keptContent = [:]
-        refreshedRows = snapshot.entries
+        let snapshot = took(try index.refreshed(storingBasesIn: bases, walk: walkAhead.take()))
         if bases.count > 0 {
             let storing = BackgroundWork { _ = try bases.commit() }
             storingBases = storing
@@ -276,6 +267,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     private func settleBases() throws {
         try storingBases.take()?.wait()
+    }
+
+    /// What a refresh gave that this endpoint keeps: the sequence, the reads it kept, its rows.
+    private func took(_ snapshot: SyncIndex.Snapshot) -> SyncIndex.Snapshot {
+        refreshedSequence = snapshot.sequence
+        kept = index.keptContent
+        index.keptContent = [:]
+        refreshedRows = snapshot.entries
+        return snapshot
     }
 
     public func finish() throws {
