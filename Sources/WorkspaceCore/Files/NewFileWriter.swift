@@ -21,13 +21,17 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     private var made: [Made] = []
     private var refused: [String] = []
     private var failure: (any Error)?
+    /// With timings on (`RELAY_SYNC_TIMINGS=1`), reported by `finish`: the jobs' time and CPU
+    /// (guarded by `lock`), and how long `submit` waited for a slot (the caller's thread).
+    private var jobs = 0, jobNanoseconds: UInt64 = 0, jobCPU: UInt64 = 0
+    private var waitedNanoseconds: UInt64 = 0
 
     /// A job crosses to the writer's thread once and runs there alone.
     private struct Job: @unchecked Sendable {
         let run: (ResolvedFolders) throws -> Made
     }
 
-    init(slots: Int = 64) {
+    init(slots: Int = 256) {
         self.slots = DispatchSemaphore(value: slots)
     }
 
@@ -35,7 +39,9 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     /// `slots` jobs are waiting already. Throws the failure of an earlier job, if one failed.
     func submit(path: String, _ job: @escaping (ResolvedFolders) throws -> Made) throws {
         if let failure = lock.withLock({ failure }) { throw failure }
+        let waitStart = SyncTimings.enabled ? DispatchTime.now().uptimeNanoseconds : 0
         slots.wait()
+        if SyncTimings.enabled { waitedNanoseconds += DispatchTime.now().uptimeNanoseconds - waitStart }
         group.enter()
         let job = Job(run: job)
         queue.async { [self] in
@@ -44,6 +50,18 @@ final class NewFileWriter<Made>: @unchecked Sendable {
                 group.leave()
             }
             guard lock.withLock({ failure == nil }) else { return }
+            let timed = SyncTimings.enabled
+            let start = timed ? DispatchTime.now().uptimeNanoseconds : 0, cpu = timed ? SyncTimings.Tally.threadCPU() : 0
+            defer {
+                if timed {
+                    let (now, cpuNow) = (DispatchTime.now().uptimeNanoseconds, SyncTimings.Tally.threadCPU())
+                    lock.withLock {
+                        jobs += 1
+                        jobNanoseconds += now - start
+                        jobCPU += cpuNow - cpu
+                    }
+                }
+            }
             do {
                 let result = try job.run(folders)
                 lock.withLock { made.append(result) }
@@ -61,6 +79,15 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     func finish(cleanUp: ([Made]) -> Void = { _ in }) throws -> (made: [Made], refused: [String]) {
         group.wait()
         queue.sync { folders.forget() }
+        if SyncTimings.enabled {
+            let line = lock.withLock {
+                defer { (jobs, jobNanoseconds, jobCPU) = (0, 0, 0) }
+                return String(format: "relay-sync-timings new-file-writer %d jobs %.1f (CPU %.1f), submit waited %.1f\n", jobs,
+                              Double(jobNanoseconds) / 1e6, Double(jobCPU) / 1e6, Double(waitedNanoseconds) / 1e6)
+            }
+            waitedNanoseconds = 0
+            FileHandle.standardError.write(Data(line.utf8))
+        }
         let (done, paths, error) = lock.withLock {
             defer {
                 made = []

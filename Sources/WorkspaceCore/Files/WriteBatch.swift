@@ -80,16 +80,17 @@ public final class WriteBatch {
     private var staged: [Staged] = []
     private var removals: [Removal] = []
     private var stagedPaths: Set<String> = []
-    private var objects: [(temporary: String, hash: ContentHash)] = []
+    /// The versions to store, kept until `commit` writes them (on a first sync, on another
+    /// thread while the next batch is staged): whether the store has one already is looked up
+    /// there too — two `lstat`s per version that were most of what storing cost the staging
+    /// thread. At most a batch's bytes.
+    private var storing: [(bytes: [UInt8], hash: ContentHash)] = []
     private var objectHashes: Set<ContentHash> = []
-    /// Versions past the first `loosePerBatch` of this batch's life go into a pack (one new file
-    /// per commit instead of one per version; `ObjectPack`).
+    /// What `commit` wrote of `storing`: loose temporaries when a batch stores at most
+    /// `loosePerBatch` versions, else one pack (one new file per commit instead of one per
+    /// version; `ObjectPack`).
+    private var objects: [(temporary: String, hash: ContentHash)] = []
     private var pack: ObjectPack.Writer?
-    /// Versions bound for the pack, written into it by `commit`: on a first sync the commit
-    /// runs on another thread while the next batch is staged, so the pack's writes (a second
-    /// write of every text file's bytes) leave the staging thread. At most a batch's bytes.
-    private var packing: [(bytes: [UInt8], hash: ContentHash)] = []
-    private var objectsStored = 0
     /// The folders this batch's resolves found, looked at once per batch (`ResolvedFolders`).
     private let folders = ResolvedFolders()
     /// The batch's own lock, taken at its first new path and held while the batch lives: the
@@ -106,8 +107,9 @@ public final class WriteBatch {
     private var nextOrder = 0
     /// The locks of new paths taken at `commit` (a writer of Relay began on the path meanwhile).
     private var lateLocks: [CoordinatedLock] = []
-    /// How many versions a batch stores as files of their own before it packs the rest: a
-    /// change set's batch (a hundred or so) stays loose, a first sync's thousands are packed.
+    /// How many versions a batch stores as files of their own; one that stores more packs them
+    /// all: a change set's batch (a hundred or so) stays loose, a first sync's thousands are
+    /// packed.
     public static let loosePerBatch = 128
     /// How many files a batch starts writing to the disk as it stages them (`writeTemporary`'s
     /// `startWriteback`); its flush writes the rest together. Starting each file's writes was a
@@ -116,8 +118,11 @@ public final class WriteBatch {
     public static let writtenBackPerBatch = 128
     /// Bytes written to temporary files so far.
     public private(set) var stagedBytes = 0
+    /// The versions `storeObject` was given since the last commit: each is in the store once
+    /// the next commit succeeds.
+    public var versionsToStore: Set<ContentHash> { objectHashes }
     /// Files, removals and objects staged so far.
-    public var count: Int { staged.count + pendingNew + removals.count + objects.count + packing.count }
+    public var count: Int { staged.count + pendingNew + removals.count + storing.count }
 
     public init(_ workspace: Workspace, operation: String) {
         var quick = workspace
@@ -304,15 +309,8 @@ public final class WriteBatch {
 
     /// `storeObject` of bytes whose hash the caller just computed from exactly these bytes.
     public func storeObject(_ bytes: [UInt8], hash: ContentHash) throws {
-        let store = quick.objects
-        guard !objectHashes.contains(hash), !store.contains(hash) else { return }
-        if objectsStored >= Self.loosePerBatch {
-            packing.append((bytes, hash))
-        } else {
-            objects.append((try store.writeTemporary(bytes), hash))
-        }
-        objectsStored += 1
-        objectHashes.insert(hash)
+        guard objectHashes.insert(hash).inserted else { return }
+        storing.append((bytes, hash))
         stagedBytes += bytes.count
     }
 
@@ -343,11 +341,11 @@ public final class WriteBatch {
             abandon()
         }
         let leftAlone = refused.map { Outcome(path: $0, result: nil, stamp: nil) }
-        guard !items.isEmpty || !removing.isEmpty || !objects.isEmpty || !packing.isEmpty else { return try meanwhile(leftAlone) }
+        guard !items.isEmpty || !removing.isEmpty || !storing.isEmpty else { return try meanwhile(leftAlone) }
         var timings = SyncTimings("write-batch \(operation)")
         // 1. The versions to keep, written; 2. every temporary's bytes on the disk before any
         // of them is renamed into place; 3. the versions put in the store.
-        try writePack(&timings)
+        try writeObjects(&timings)
         try flush()
         timings.mark("first-flush")
         try placeObjects(&timings)
@@ -378,14 +376,22 @@ public final class WriteBatch {
         return try result.get()
     }
 
-    /// The versions bound for the pack, written into it (on the committing thread).
-    private func writePack(_ timings: inout SyncTimings) throws {
-        guard !packing.isEmpty else { return }
-        pack = try quick.objects.packWriter()
-        for object in packing { try pack!.append(object.bytes, hash: object.hash) }
-        packing = []
-        try pack!.finish()
-        timings.mark("pack written")
+    /// The versions to store that the store lacks, written as loose temporaries or into one
+    /// pack (on the committing thread).
+    private func writeObjects(_ timings: inout SyncTimings) throws {
+        guard !storing.isEmpty else { return }
+        let store = quick.objects
+        let wanted = storing.filter { !store.contains($0.hash) }
+        storing = []
+        if wanted.count > Self.loosePerBatch {
+            pack = try store.packWriter()
+            for object in wanted { try pack!.append(object.bytes, hash: object.hash) }
+            try pack!.finish()
+            timings.mark("pack written")
+        } else {
+            for object in wanted { objects.append((try store.writeTemporary(object.bytes), object.hash)) }
+            timings.mark("loose versions written")
+        }
     }
 
     /// The loose versions and the pack put in the store, once their bytes are on the disk.
@@ -588,7 +594,7 @@ public final class WriteBatch {
         for object in objects { _ = Syscall.unlink(object.temporary) }
         if let pack { _ = Syscall.unlink(pack.temporary) }
         pack = nil
-        packing = []
+        storing = []
         staged = []
         stagedPaths = []
         objects = []

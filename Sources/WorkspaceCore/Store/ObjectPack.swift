@@ -116,25 +116,31 @@ enum ObjectPack {
     /// a timestamp tick of its last change, when another pack may have landed unseen).
     static func locate(_ hash: ContentHash, packs folder: String) -> Location? {
         known.withLock { all in
-            var entry = all[folder] ?? Known()
-            if let location = entry.locations[hash.hex] { return location }
-            let stamp: FileStamp?
-            switch Syscall.lstat(folder) {
-            case .success(let info): stamp = FileStamp(FileIdentity(info))
-            case .failure: stamp = nil
-            }
-            let racy = stamp.map { $0.modifiedNanoseconds + 20_000_000 >= entry.listedAt } ?? false
-            guard stamp != entry.stamp || racy, stamp != nil || !entry.packs.isEmpty else { return nil }
-            entry.stamp = stamp
-            entry.listedAt = Syscall.nowNanoseconds()
-            for name in (try? Syscall.listDirectory(folder).get()) ?? [] where name.hasSuffix(".pack") && !entry.packs.contains(name) {
-                guard let table = readTable(folder + "/" + name) else { continue }
-                entry.packs.insert(name)
-                entry.locations.merge(table) { old, _ in old }
-            }
-            all[folder] = entry
-            return entry.locations[hash.hex]
+            if let location = all[folder]?.locations[hash.hex] { return location }
+            // Updated in place: a copy of the entry taken out and put back made each new pack's
+            // merge copy every location known (per batch of a first sync, the whole table).
+            return look(in: folder, for: hash, &all[folder, default: Known()])
         }
+    }
+
+    /// Lists `folder` again if it may have new packs, reads their tables into `entry`, and
+    /// looks up `hash` there.
+    private static func look(in folder: String, for hash: ContentHash, _ entry: inout Known) -> Location? {
+        let stamp: FileStamp?
+        switch Syscall.lstat(folder) {
+        case .success(let info): stamp = FileStamp(FileIdentity(info))
+        case .failure: stamp = nil
+        }
+        let racy = stamp.map { $0.modifiedNanoseconds + 20_000_000 >= entry.listedAt } ?? false
+        guard stamp != entry.stamp || racy, stamp != nil || !entry.packs.isEmpty else { return nil }
+        entry.stamp = stamp
+        entry.listedAt = Syscall.nowNanoseconds()
+        for name in (try? Syscall.listDirectory(folder).get()) ?? [] where name.hasSuffix(".pack") && !entry.packs.contains(name) {
+            guard let table = readTable(folder + "/" + name) else { continue }
+            entry.packs.insert(name)
+            entry.locations.merge(table) { old, _ in old }
+        }
+        return entry.locations[hash.hex]
     }
 
     /// Forgets what is known of `folder` (a pack was just added by this process).

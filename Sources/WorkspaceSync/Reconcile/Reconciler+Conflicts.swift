@@ -46,13 +46,13 @@ extension Reconciler {
             target.pending.append(PendingCopy(path: path, hash: "", vector: entry.vector, bytes: 0, removal: true))
             return
         }
-        let bytes = try source.endpoint.read(path, expected: entry.hash)
+        let bytes = try steps.time("read") { try source.endpoint.read(path, expected: entry.hash) }
         summary.copied += 1
         summary.bytes += bytes.count
         summary.actions.append("copy → \(target.name): \(path)")
         if options.dryRun { return }
         // `read` checked that `bytes` hash to `entry.hash`.
-        try target.endpoint.stage(path, bytes: bytes, hash: entry.hash, expected: expected, vector: entry.vector, basePeer: source.replica)
+        try steps.time("stage") { try target.endpoint.stage(path, bytes: bytes, hash: entry.hash, expected: expected, vector: entry.vector, basePeer: source.replica) }
         target.pending.append(PendingCopy(path: path, hash: entry.hash, vector: entry.vector, bytes: bytes.count))
         target.pendingBytes += bytes.count
     }

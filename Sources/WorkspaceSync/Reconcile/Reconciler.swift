@@ -74,6 +74,8 @@ public final class Reconciler {
     private static let leftForExit = Mutex<[EntryMap]>([])
     /// Files whose deletion must be in place before the folder of the same name is filled.
     var deleteFirst: Set<String> = []
+    /// Time per step of the copy loop, reported when timings are on (`RELAY_SYNC_TIMINGS=1`).
+    var steps = SyncTimings.Tally("reconciler step")
     let logger: Logger
 
     public init(local: ReplicaEndpoint, peer: ReplicaEndpoint, options: Options = Options(), logger: Logger = Workspace.silentLogger) {
@@ -132,13 +134,14 @@ public final class Reconciler {
                     if deleteFirst.contains(path) {
                         try flush(&a, &b, &summary)
                     } else if a.isFull(options) || b.isFull(options) {
-                        try flush(&a, &b, &summary, inBackground: options.overlapBatches)
+                        try steps.time("flush") { try flush(&a, &b, &summary, inBackground: options.overlapBatches) }
                     }
                 } catch let error as SyncError {
                     try handle(error, path: path, &summary)
                 }
             }
             timings.mark("reconcile-paths")
+            steps.report()
             try flush(&a, &b, &summary)
             timings.mark("last-flush")
             try local.finish()

@@ -17,7 +17,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
     private var committing: (work: BackgroundWork<[WriteBatch.Outcome]>, batch: WriteBatch, vectors: [String: VersionVector],
                              removals: Set<String>, basePeers: [String: String])?
     /// The batch that committed last in the background, staged into next: two batches take
-    /// turns, so each stores its first versions loose only once (`WriteBatch.loosePerBatch`).
+    /// turns, each keeping its own lock and the folders it found.
     private var spare: WriteBatch?
     /// How many batches `flushInBackground` handed to another thread (for tests).
     private(set) var batchesCommittedInBackground = 0
@@ -250,8 +250,9 @@ public final class LocalEndpoint: ReplicaEndpoint {
         let bases = WriteBatch(workspace, operation: "sync")
         let snapshot = took(try index.refreshed(storingBasesIn: bases, walk: walkAhead.take()))
         if bases.count > 0 {
+            let versions = bases.versionsToStore
             let storing = BackgroundWork { _ = try bases.commit() }
-            storingBases = storing
+            storingBases = (storing, versions)
             let earlier = index.beforeCommittingWrites
             index.beforeCommittingWrites = {
                 try earlier?()
@@ -263,10 +264,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     /// The merge bases the last refresh is storing, until a flush or the sync's end waits for
     /// them (a sync that commits no row still ends with them stored).
-    private var storingBases: BackgroundWork<Void>?
+    private var storingBases: (work: BackgroundWork<Void>, versions: Set<ContentHash>)?
+    /// The versions the refresh's merge bases put in the store: `setBase` needs no look in the
+    /// store for them (two `lstat`s per file a first sync copies, on its busiest thread).
+    private var basesStored: Set<ContentHash> = []
 
     private func settleBases() throws {
-        try storingBases.take()?.wait()
+        guard let storing = storingBases.take() else { return }
+        try storing.work.wait()
+        basesStored.formUnion(storing.versions)
     }
 
     /// What a refresh gave that this endpoint keeps: the sequence, the reads it kept, its rows.
@@ -284,6 +290,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         readAhead = nil
         kept = [:]
         try settleBases()
+        basesStored = []
     }
 
     public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
@@ -390,7 +397,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         guard index.mergeRules.kind(of: path) != .binary else { return }
         if let content {
             try batch.storeObject(content)
-        } else if let wanted = ContentHash(hex: hash), !workspace.objects.contains(wanted),
+        } else if let wanted = ContentHash(hex: hash), !basesStored.contains(wanted), !workspace.objects.contains(wanted),
                   let bytes = try? workspace.read(path), ContentHash(of: bytes) == wanted {
             // The refresh that found this version keeps it through the sync's flush; a dry run,
             // or a sync cut short before its flush, dropped it. Kept now while the file has it.
