@@ -161,7 +161,10 @@ public final class WriteBatch {
         let order = nextOrder
         nextOrder += 1
         do {
-            if !target.exists, expected == nil, recordsInFiles.value, !quick.hasLockFile(target) {
+            // Whether a lock file is there is looked at by `commit` (`installNew`), which takes
+            // the lock then if one is: looking here too was an `lstat` per file on the thread
+            // that stages.
+            if !target.exists, expected == nil, recordsInFiles.value {
                 return try stageNew(target, bytes: bytes, hash: hash ?? ContentHash(of: bytes), overwrite: overwrite, order: order)
             }
         } catch {

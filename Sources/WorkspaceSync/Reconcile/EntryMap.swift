@@ -70,6 +70,12 @@ public struct EntryMap: Sendable {
         }
     }
 
+    /// Room for `count` entries in memory (a first sync adds one per path it copies; growing
+    /// the table a step at a time rehashed every entry each time).
+    public mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
     public mutating func removeValue(forKey path: String) {
         self[path] = nil
     }

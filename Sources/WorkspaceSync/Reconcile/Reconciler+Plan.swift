@@ -32,6 +32,11 @@ extension Reconciler {
         let paths = (candidates ?? Set(a.entries.all.keys).union(b.entries.all.keys)).subtracting(clashing)
             .filter { a.entries[$0] != nil || b.entries[$0] != nil }.sorted()
         summary.examined = paths.count
+        // Every path may end up with an entry on both sides.
+        if candidates == nil {
+            a.entries.reserveCapacity(paths.count)
+            b.entries.reserveCapacity(paths.count)
+        }
         timings.mark("union-and-sort")
         try guardMassDeletion(a, b, among: candidates)
         announce(paths, a, b)
