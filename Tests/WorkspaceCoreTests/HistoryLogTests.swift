@@ -22,6 +22,32 @@ struct HistoryLogTests {
         #expect(try batch.commit().allSatisfy { $0.result != nil })
     }
 
+    /// A batch's lines are written by hand: byte for byte what the encoder writes, for paths
+    /// in any script, with and without a displaced version; a path or operation JSON would
+    /// escape is left to the encoder.
+    @Test func handWrittenHistoryLinesAreTheEncodersBytesAndEscapesAreLeftToIt() throws {
+        let a = ContentHash(of: "a"), b = ContentHash(of: "b")
+        let records = [
+            VersionRecord(timeNanoseconds: 1_764_000_000_123_456_789, path: "notes/a.md", operation: "sync",
+                          replaced: nil, replacedSize: nil, replacedStored: false, installed: a, installedSize: 0),
+            VersionRecord(timeNanoseconds: 0, path: "Research/é/日本語 notes/🙂.md", operation: "sync-interrupted",
+                          replaced: b, replacedSize: 1 << 40, replacedStored: true, installed: a, installedSize: 12),
+            VersionRecord(timeNanoseconds: -5, path: "a/b/c.json", operation: "write",
+                          replaced: nil, replacedSize: 7, replacedStored: false, installed: b, installedSize: Int.max),
+        ]
+        for record in records {
+            var bytes: [UInt8] = []
+            #expect(HistoryLog.line(record, into: &bytes))
+            #expect(bytes == Array(try HistoryLog.encoder().encode(record)), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        for path in ["say \"hi\".md", "back\\slash.md", "new\nline.md", "tab\there.md"] {
+            var bytes: [UInt8] = []
+            let record = VersionRecord(timeNanoseconds: 1, path: path, operation: "sync", replaced: nil, replacedSize: nil,
+                                       replacedStored: false, installed: a, installedSize: 1)
+            #expect(!HistoryLog.line(record, into: &bytes) && bytes.isEmpty, "\(path)")
+        }
+    }
+
     @Test func aBatchWritesTheLinesOfAllItsPathsIntoOneFileAndNoneIntoThePathsOwnFiles() throws {
         let paths = (0..<40).map { "notes/file\($0).md" }
         try replaceInOneBatch(paths, with: "one\n")

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import WorkspaceCore
 
-/// The thread a write batch makes its new files on: results in order, a path refused there is
-/// reported and the rest go on, any other failure stops what waits and comes back to the caller
-/// with what was made handed over for cleaning up.
+/// The threads a write batch makes its new files on: two lanes side by side, results in the
+/// order given, a path refused there is reported and the rest go on, any other failure stops
+/// what waits and comes back to the caller with what was made handed over for cleaning up.
 @Suite("The write batch's new-file writer")
 struct NewFileWriterTests {
     struct Broken: Error {}
@@ -25,8 +25,27 @@ struct NewFileWriterTests {
         #expect(try writer.finish().made == [1])
     }
 
+    /// The first job waits until the second has run: only two lanes side by side get past it
+    /// (one lane would wait out the guard), and the results still come in the order given.
+    @Test func twoLanesRunSideBySideAndTheResultsKeepTheOrderGiven() throws {
+        let writer = NewFileWriter<Int>(slots: 4, lanes: 2)
+        let secondRan = DispatchSemaphore(value: 0)
+        let waitedOut = LockedCounter()
+        try writer.submit(path: "first") { _ in
+            if secondRan.wait(timeout: .now() + 30) == .timedOut { waitedOut.add() }
+            return 0
+        }
+        try writer.submit(path: "second") { _ in
+            secondRan.signal()
+            return 1
+        }
+        #expect(try writer.finish().made == [0, 1])
+        #expect(waitedOut.value == 0, "the second job ran while the first was still running")
+    }
+
+    /// One lane: nothing after the failing job runs.
     @Test func aFailureStopsWhatWaitsIsThrownAndWhatWasMadeIsHandedBackForCleaningUp() throws {
-        let writer = NewFileWriter<Int>(slots: 2)
+        let writer = NewFileWriter<Int>(slots: 2, lanes: 1)
         let ran = LockedCounter()
         var thrownAtSubmit = false
         for i in 0..<50 {

@@ -392,6 +392,39 @@ struct ReconcileScenarioTests {
         #expect(try sync(a, b).transferred == 0, "the next sync has nothing to do")
     }
 
+    /// A batch committing in the background writes and commits its rows on its own thread
+    /// while the copy loop goes on writing rows of its own into the same index (paths both
+    /// sides created with the same bytes: their vectors joined, their bases set). Every row
+    /// lands, sequences stay unique, and the kept digest matches the rows.
+    @Test func rowsABackgroundCommitWritesAndRowsTheLoopWritesMeanwhileMakeOneConsistentIndex() throws {
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let a = try ScratchWorkspace(in: base, name: "source"), b = try ScratchWorkspace(in: base, name: "target")
+        for i in 0..<120 {
+            try a.write("Research/d\(i % 3)/note-\(i).md", "note \(i)\n")
+            // Every third path on both sides, same bytes: joined in the loop, between copies.
+            if i % 3 == 0 { try b.write("Research/d\(i % 3)/note-\(i).md", "note \(i)\n") }
+        }
+        var options = Reconciler.Options()
+        options.batchFiles = 7
+        let here = try LocalEndpoint(workspace: a.workspace), there = try LocalEndpoint(workspace: b.workspace)
+        let summary = try Reconciler(local: here, peer: there, options: options).run()
+        #expect(summary.copied == 80 && summary.skipped.isEmpty)
+        #expect(there.batchesCommittedInBackground >= 10)
+        #expect(a.tree() == b.tree())
+        for endpoint in [here, there] {
+            let rows = try endpoint.index.entries()
+            #expect(try endpoint.index.storedDigest() == SyncIndex.digest(rows))
+            #expect(Set(rows.values.map(\.sequence)).count == rows.count, "a sequence given twice")
+        }
+        let rows = try there.index.entries()
+        for (path, bytes) in a.tree() {
+            let hash = ContentHash(of: Array(bytes)).hex
+            #expect(rows[path]?.hash == hash, "\(path): no row")
+            #expect(try there.index.base(peer: here.replica, path: path) == hash, "\(path): no base on the target")
+        }
+        #expect(try sync(a, b).transferred == 0, "the next sync has nothing to do")
+    }
+
     /// A file the refresh read is copied from that read, not read again: one stable read of
     /// the version the sync reconciles on. A change made after the refresh is a newer version,
     /// which the next sync carries; a file the sync does not copy is let go at `prefetch`.

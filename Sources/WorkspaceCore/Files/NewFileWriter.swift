@@ -1,10 +1,13 @@
 import Dispatch
 import Foundation
 
-/// Makes a write batch's new files on a thread of its own, one after another in the order they
-/// were given, while the batch's caller goes on: on a first sync the copy loop reads, decides,
-/// records and stages on one thread, and making each temporary (a new inode, its bytes, its
-/// record) was about half of that thread's work while the other core waited.
+/// Makes a write batch's new files on threads of their own while the batch's caller goes on:
+/// on a first sync the copy loop reads, decides, records and stages on one thread, and making
+/// each temporary (a new inode, its bytes, its record) was about half of that thread's work
+/// while the other core waited. Jobs take turns between two lanes, each a serial queue with
+/// the folders it has seen: one lane was the first sync's slowest chain (~50 µs a file, most of
+/// it the kernel making the inode), which the copy loop and the commits waited for while a
+/// core had room.
 ///
 /// What a job makes is collected for `finish`; a job refused for its path (a file where a
 /// folder is expected, made since the caller resolved it) is reported by path and the rest go
@@ -12,13 +15,16 @@ import Foundation
 /// `submit` or by `finish`. At most `slots` jobs wait (each holds its bytes). Not for use from
 /// more than one caller thread at a time, as a write batch is not.
 final class NewFileWriter<Made>: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "relay.write-batch.new-files")
+    /// Each lane's queue and the folders its jobs made or checked (`createParentFolders`),
+    /// touched on that queue only.
+    private let lanes: [Lane]
+    /// The lane of the next job, and how many were submitted (the caller's thread only).
+    private var nextLane = 0, submitted = 0
     private let group = DispatchGroup()
     private let slots: DispatchSemaphore
-    /// The folders the jobs made or checked (`createParentFolders`), touched on the queue only.
-    private let folders = ResolvedFolders()
     private let lock = NSLock()
-    private var made: [Made] = []
+    /// What the jobs made, with the order they were submitted in (lanes finish out of order).
+    private var made: [(order: Int, made: Made)] = []
     private var refused: [String] = []
     private var failure: (any Error)?
     /// With timings on (`RELAY_SYNC_TIMINGS=1`), reported by `finish`: the jobs' time and CPU
@@ -26,13 +32,20 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     private var jobs = 0, jobNanoseconds: UInt64 = 0, jobCPU: UInt64 = 0
     private var waitedNanoseconds: UInt64 = 0
 
+    /// A serial queue and its folders (`ResolvedFolders`), used on that queue only.
+    private struct Lane: @unchecked Sendable {
+        let queue = DispatchQueue(label: "relay.write-batch.new-files")
+        let folders = ResolvedFolders()
+    }
+
     /// A job crosses to the writer's thread once and runs there alone.
     private struct Job: @unchecked Sendable {
         let run: (ResolvedFolders) throws -> Made
     }
 
-    init(slots: Int = 256) {
+    init(slots: Int = 256, lanes: Int = 2) {
         self.slots = DispatchSemaphore(value: slots)
+        self.lanes = (0..<max(1, lanes)).map { _ in Lane() }
     }
 
     /// Runs `job` on the writer's thread, with the folders this writer has seen; waits while
@@ -44,7 +57,10 @@ final class NewFileWriter<Made>: @unchecked Sendable {
         if SyncTimings.enabled { waitedNanoseconds += DispatchTime.now().uptimeNanoseconds - waitStart }
         group.enter()
         let job = Job(run: job)
-        queue.async { [self] in
+        let (order, lane) = (submitted, lanes[nextLane])
+        submitted += 1
+        nextLane = (nextLane + 1) % lanes.count
+        lane.queue.async { [self] in
             defer {
                 slots.signal()
                 group.leave()
@@ -63,8 +79,8 @@ final class NewFileWriter<Made>: @unchecked Sendable {
                 }
             }
             do {
-                let result = try job.run(folders)
-                lock.withLock { made.append(result) }
+                let result = try job.run(lane.folders)
+                lock.withLock { made.append((order, result)) }
             } catch let error as WorkspaceError where error.code == .notADirectory || error.code == .pathRefused {
                 lock.withLock { refused.append(path) }
             } catch {
@@ -78,7 +94,7 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     /// handing what was made to `cleanUp` (so nothing made is left behind).
     func finish(cleanUp: ([Made]) -> Void = { _ in }) throws -> (made: [Made], refused: [String]) {
         group.wait()
-        queue.sync { folders.forget() }
+        for lane in lanes { lane.queue.sync { lane.folders.forget() } }
         if SyncTimings.enabled {
             let line = lock.withLock {
                 defer { (jobs, jobNanoseconds, jobCPU) = (0, 0, 0) }
@@ -94,7 +110,7 @@ final class NewFileWriter<Made>: @unchecked Sendable {
                 refused = []
                 failure = nil
             }
-            return (made, refused, failure)
+            return (made.sorted { $0.order < $1.order }.map(\.made), refused, failure)
         }
         if let error {
             cleanUp(done)

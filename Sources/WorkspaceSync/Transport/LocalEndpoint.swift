@@ -1,6 +1,7 @@
 // The replica in a folder on this machine: reads and writes through WorkspaceCore's sandbox,
 // copies staged into write batches, and the index rows that record them.
 
+import Foundation
 import WorkspaceCore
 
 /// The replica in a folder on this machine.
@@ -13,9 +14,12 @@ public final class LocalEndpoint: ReplicaEndpoint {
 
     private var batch: WriteBatch
     /// A batch committing on another thread while `batch` is staged into
-    /// (`flushInBackground`), with what its index rows need once it is done.
-    private var committing: (work: BackgroundWork<[WriteBatch.Outcome]>, batch: WriteBatch, vectors: [String: VersionVector],
-                             removals: Set<String>, basePeers: [String: String])?
+    /// (`flushInBackground`); its work gives the rows it wrote and committed.
+    private var committing: (work: BackgroundWork<[String: SyncIndex.Entry?]>, batch: WriteBatch)?
+    /// The index under a lock, with the rows a batch's outcomes make (`IndexRows`): the batch
+    /// committing in the background writes its rows on its own thread while the caller stages
+    /// the next one.
+    private let rows: IndexRows
     /// The batch that committed last in the background, staged into next: two batches take
     /// turns, each keeping its own lock and the folders it found.
     private var spare: WriteBatch?
@@ -56,6 +60,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         self.index = try SyncIndex(workspace: workspace)
         index.batchesWrites = true
         index.keepsContentUpTo = Self.keptBudget
+        rows = IndexRows(index)
         batch = WriteBatch(workspace, operation: "sync")
     }
 
@@ -65,7 +70,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // The file is checked against its stamp in the index, fresh from this sync's refresh:
         // the version it displaces is not read (on a disk whose cache went cold, the reads
         // of the old versions were most of a receiving batch's install).
-        let known = try expected.flatMap { try index.vouchedStamp(path, hash: $0) }
+        let known = try expected.flatMap { hash in try rows.locked { try index.vouchedStamp(path, hash: hash) } }
         var made: ContentHash?
         try refusedBySandbox {
             made = try batch.stage(path, bytes: bytes, hash: hash.flatMap { ContentHash(hex: $0) },
@@ -90,15 +95,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func stageRemoval(_ path: String, expected: String, vector: VersionVector) throws {
         try checkExcluded(path)
         guard let hash = ContentHash(hex: expected) else { throw SyncError.transport("'\(expected)' is not a content hash") }
-        let known = try index.vouchedStamp(path, hash: expected)
+        let known = try rows.locked { try index.vouchedStamp(path, hash: expected) }
         try refusedBySandbox { try batch.stageRemoval(path, expected: hash, knownStamp: known) }
         staged[path] = vector
         removing.insert(path)
     }
 
-    /// A batch still committing in the background is let finish (its rows are not written):
-    /// what a sync killed between a batch's renames and its index commit leaves, which the
-    /// next sync resumes.
+    /// A batch still committing in the background is let finish (and its rows committed with
+    /// it, once its files are durable); a sync killed between a batch's renames and its index
+    /// commit leaves files without rows, which the next sync resumes.
     deinit {
         readAhead?.stop()
         _ = try? committing?.work.wait()
@@ -130,40 +135,39 @@ public final class LocalEndpoint: ReplicaEndpoint {
         stagedBases = [:]
         let full = batch
         batch = spare.take() ?? WriteBatch(workspace, operation: "sync")
-        // Same order as `flush`: the temporaries durable, then the renames, then (once this is
-        // waited for) the rows. Only the staging of the next copies runs alongside; the index
-        // is written on the caller's thread alone.
-        committing = (BackgroundWork { try full.commit() }, full, vectors, removals, basePeers)
+        // Same order as `flush`: the temporaries durable, then the renames, then the rows —
+        // written on the committing thread while its last flush waits for the disk, committed
+        // once that flush is done — while the caller stages the next copies. Writing them on
+        // the caller's thread once it had waited for the batch was a sixth of that thread's
+        // work on a first sync.
+        // It holds the rows, not this endpoint: an endpoint let go while its batch commits is
+        // ended (`deinit`, which waits for the batch) on the thread that let it go, never on the
+        // batch's own.
+        committing = (BackgroundWork { [rows] in
+            var results: [String: SyncIndex.Entry?] = [:]
+            do {
+                try full.commit { outcomes in try rows.record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
+                try rows.locked { try rows.index.commitWrites() }
+            } catch {
+                // Its files may be in place and not durable: no row that may describe them is
+                // committed (what the open transaction holds goes too, as in `flush`).
+                rows.locked { rows.index.abandonWrites() }
+                throw error
+            }
+            return results
+        }, full)
         batchesCommittedInBackground += 1
         return results
     }
 
-    /// Waits for the batch committing in the background, if any, and writes and commits its
-    /// rows; its results by path (empty when there was none).
+    /// Waits for the batch committing in the background, if any: the rows it wrote and
+    /// committed, by path (empty when there was none).
     private func finishCommitting() throws -> [String: SyncIndex.Entry?] {
         guard let done = committing.take() else { return [:] }
         var timings = SyncTimings("endpoint finish committing")
-        defer { timings.mark("rows written and committed") }
-        let outcomes: [WriteBatch.Outcome]
-        do {
-            outcomes = try done.work.wait()
-            timings.mark("waited for the batch")
-        } catch {
-            // Its files may be in place and not durable: no row that may describe them is
-            // committed (what the open transaction holds goes too, as in `flush`).
-            index.abandonWrites()
-            spare = done.batch
-            throw error
-        }
-        spare = done.batch
-        var results: [String: SyncIndex.Entry?] = [:]
-        do {
-            try record(outcomes, vectors: done.vectors, removals: done.removals, basePeers: done.basePeers, into: &results)
-            try index.commitWrites()
-        } catch {
-            index.abandonWrites()
-            throw error
-        }
+        defer { spare = done.batch }
+        let results = try done.work.wait()
+        timings.mark("waited for the batch")
         return results
     }
 
@@ -178,51 +182,16 @@ public final class LocalEndpoint: ReplicaEndpoint {
         // The rows are written while the batch's last flush waits for the disk, and committed
         // once it is done (`commit(whileFlushing:)`): no row describes a file not yet durable.
         do {
-            try batch.commit { outcomes in try record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
+            try batch.commit { outcomes in try rows.record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
         } catch {
             // The rows may be written and their files not durable: none of it is committed.
-            index.abandonWrites()
+            rows.locked { index.abandonWrites() }
             throw error
         }
         timings.mark("batch committed, rows written")
-        try index.commitWrites()
+        try rows.locked { try index.commitWrites() }
         timings.mark("rows committed")
         return results
-    }
-
-    /// The index rows of a batch's outcomes, written together (`SyncIndex.put(_:)`) in the open
-    /// transaction, with the merge bases of the copies; `results` gets each path's new row, or
-    /// nil for a path left alone.
-    private func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
-                        basePeers: [String: String], into results: inout [String: SyncIndex.Entry?]) throws {
-        var rows: [SyncIndex.Entry] = []
-        for outcome in outcomes {
-            if removals.contains(outcome.path) {
-                guard outcome.removed, let vector = vectors[outcome.path] else {
-                    results[outcome.path] = .some(nil)
-                    continue
-                }
-                rows.append(SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
-                                            vector: vector, deleted: true, scanned: SyncIndex.now()))
-                continue
-            }
-            guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
-                results[outcome.path] = .some(nil)
-                continue
-            }
-            rows.append(SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
-                                        deleted: false, scanned: SyncIndex.now()))
-        }
-        let sequences = try index.put(rows.map { ($0, false) })
-        for (var entry, sequence) in zip(rows, sequences) {
-            entry.sequence = sequence
-            results[entry.path] = entry
-            // Its content went to the store when it was staged (for the kinds that merge).
-            if !entry.deleted, let peer = basePeers[entry.path] {
-                try index.setBase(peer: peer, path: entry.path, hash: entry.hash, vector: entry.vector)
-                bases[peer]?[entry.path] = entry.hash
-            }
-        }
     }
 
     public func refresh() throws -> [String: SyncIndex.Entry] {
@@ -293,11 +262,13 @@ public final class LocalEndpoint: ReplicaEndpoint {
         basesStored = []
     }
 
-    public func syncMark(peer: String) throws -> SyncMark? { try index.syncMark(peer: peer) }
+    public func syncMark(peer: String) throws -> SyncMark? { try rows.locked { try index.syncMark(peer: peer) } }
 
     public func setSyncMark(_ mark: SyncMark, peer: String) throws {
-        try index.setSyncMark(mark, peer: peer)
-        try index.commitWrites()
+        try rows.locked {
+            try index.setSyncMark(mark, peer: peer)
+            try index.commitWrites()
+        }
     }
 
     /// Paths from elsewhere go through the sandbox before anything is done with them.
@@ -347,7 +318,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         var entry = SyncIndex.Entry(path: path, hash: ContentHash(of: bytes).hex,
                                     stamp: workspace.stamp(ofFileAt: path) ?? FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
                                     vector: vector, deleted: false, scanned: SyncIndex.now())
-        entry.sequence = try index.put(entry)
+        entry.sequence = try rows.locked { try index.put(entry) }
         return entry
     }
 
@@ -360,7 +331,7 @@ public final class LocalEndpoint: ReplicaEndpoint {
         }
         var entry = SyncIndex.Entry(path: path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
                                     vector: vector, deleted: true, scanned: SyncIndex.now())
-        entry.sequence = try index.put(entry)
+        entry.sequence = try rows.locked { try index.put(entry) }
         return entry
     }
 
@@ -368,32 +339,35 @@ public final class LocalEndpoint: ReplicaEndpoint {
         try check(entry.path)
         var entry = entry
         if !entry.deleted, let stamp = workspace.stamp(ofFileAt: entry.path) { entry.stamp = stamp }
-        entry.sequence = try index.put(entry)
+        entry.sequence = try rows.locked { try index.put(entry) }
     }
 
     /// The merge bases with each peer, read in one query once a sync has asked for more than
     /// `basesReadOneByOne` of them (a sync that looks at every path asks for each); until then
     /// each is read by itself: a sync after a clean one asks for the few paths written since,
     /// and reading all 10,000 bases for them took ~6 ms of its critical path.
-    private var bases: [String: [String: String]] = [:]
     private var basesAsked: [String: Int] = [:]
     static let basesReadOneByOne = 256
 
     public func base(peer: String, path: String) throws -> String? {
-        if let known = bases[peer] { return known[path] }
-        basesAsked[peer, default: 0] += 1
-        guard basesAsked[peer]! > Self.basesReadOneByOne else { return try index.base(peer: peer, path: path) }
-        bases[peer] = try index.bases(peer: peer)
-        return bases[peer]?[path]
+        try rows.locked {
+            if let known = rows.bases[peer] { return known[path] }
+            basesAsked[peer, default: 0] += 1
+            guard basesAsked[peer]! > Self.basesReadOneByOne else { return try index.base(peer: peer, path: path) }
+            rows.bases[peer] = try index.bases(peer: peer)
+            return rows.bases[peer]?[path]
+        }
     }
 
-    public func mergeBases(path: String) throws -> [MergeBase] { try index.mergeBases(path: path) }
+    public func mergeBases(path: String) throws -> [MergeBase] { try rows.locked { try index.mergeBases(path: path) } }
 
-    public func heldVersions(path: String) throws -> [HeldVersion] { try index.heldVersions(path: path) }
+    public func heldVersions(path: String) throws -> [HeldVersion] { try rows.locked { try index.heldVersions(path: path) } }
 
     public func setBase(peer: String, path: String, hash: String, vector: VersionVector, content: [UInt8]?) throws {
-        try index.setBase(peer: peer, path: path, hash: hash, vector: vector)
-        bases[peer]?[path] = hash
+        try rows.locked {
+            try index.setBase(peer: peer, path: path, hash: hash, vector: vector)
+            rows.bases[peer]?[path] = hash
+        }
         guard index.mergeRules.kind(of: path) != .binary else { return }
         if let content {
             try batch.storeObject(content)
@@ -411,6 +385,63 @@ public final class LocalEndpoint: ReplicaEndpoint {
     }
 
     public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
-        try index.recordConflict(path: path, copy: copy, kept: kept, copied: copied)
+        try rows.locked { try index.recordConflict(path: path, copy: copy, kept: kept, copied: copied) }
+    }
+
+}
+
+/// A local endpoint's index under a lock, with the merge bases it caches (`LocalEndpoint.base`):
+/// every use of either holds the lock, from the sync's thread or from a batch committing in the
+/// background.
+final class IndexRows: @unchecked Sendable {
+    let index: SyncIndex
+    private let lock = NSLock()
+    /// The merge bases with each peer once read whole (`LocalEndpoint.base`); guarded by `lock`.
+    var bases: [String: [String: String]] = [:]
+
+    init(_ index: SyncIndex) { self.index = index }
+
+    /// `body` holding the lock.
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// The index rows of a batch's outcomes, written together (`SyncIndex.put(_:)`) in the open
+    /// transaction, with the merge bases of the copies; `results` gets each path's new row, or
+    /// nil for a path left alone.
+    func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
+                        basePeers: [String: String], into results: inout [String: SyncIndex.Entry?]) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        var rows: [SyncIndex.Entry] = []
+        for outcome in outcomes {
+            if removals.contains(outcome.path) {
+                guard outcome.removed, let vector = vectors[outcome.path] else {
+                    results[outcome.path] = .some(nil)
+                    continue
+                }
+                rows.append(SyncIndex.Entry(path: outcome.path, hash: "", stamp: FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0),
+                                            vector: vector, deleted: true, scanned: SyncIndex.now()))
+                continue
+            }
+            guard let result = outcome.result, let stamp = outcome.stamp, let vector = vectors[outcome.path] else {
+                results[outcome.path] = .some(nil)
+                continue
+            }
+            rows.append(SyncIndex.Entry(path: outcome.path, hash: result.hash.hex, stamp: stamp, vector: vector,
+                                        deleted: false, scanned: SyncIndex.now()))
+        }
+        let sequences = try index.put(rows.map { ($0, false) })
+        for (var entry, sequence) in zip(rows, sequences) {
+            entry.sequence = sequence
+            results[entry.path] = entry
+            // Its content went to the store when it was staged (for the kinds that merge).
+            if !entry.deleted, let peer = basePeers[entry.path] {
+                try index.setBase(peer: peer, path: entry.path, hash: entry.hash, vector: entry.vector)
+                bases[peer]?[entry.path] = entry.hash
+            }
+        }
     }
 }
