@@ -27,10 +27,9 @@ final class NewFileWriter<Made>: @unchecked Sendable {
     private var made: [(order: Int, made: Made)] = []
     private var refused: [String] = []
     private var failure: (any Error)?
-    /// With timings on (`RELAY_SYNC_TIMINGS=1`), reported by `finish`: the jobs' time and CPU
-    /// (guarded by `lock`), and how long `submit` waited for a slot (the caller's thread).
-    private var jobs = 0, jobNanoseconds: UInt64 = 0, jobCPU: UInt64 = 0
-    private var waitedNanoseconds: UInt64 = 0
+    /// With timings on (`RELAY_SYNC_TIMINGS=1`), reported by `finish`: the jobs' time and CPU,
+    /// and how long `submit` waited for a slot. Guarded by `lock`.
+    private var tally = SyncTimings.Tally("new-file-writer")
 
     /// A serial queue and its folders (`ResolvedFolders`), used on that queue only.
     private struct Lane: @unchecked Sendable {
@@ -54,7 +53,10 @@ final class NewFileWriter<Made>: @unchecked Sendable {
         if let failure = lock.withLock({ failure }) { throw failure }
         let waitStart = SyncTimings.enabled ? DispatchTime.now().uptimeNanoseconds : 0
         slots.wait()
-        if SyncTimings.enabled { waitedNanoseconds += DispatchTime.now().uptimeNanoseconds - waitStart }
+        if SyncTimings.enabled {
+            let waited = DispatchTime.now().uptimeNanoseconds - waitStart
+            lock.withLock { tally.add("submit waited for a slot", nanoseconds: waited) }
+        }
         group.enter()
         let job = Job(run: job)
         let (order, lane) = (submitted, lanes[nextLane])
@@ -71,11 +73,7 @@ final class NewFileWriter<Made>: @unchecked Sendable {
             defer {
                 if timed {
                     let (now, cpuNow) = (DispatchTime.now().uptimeNanoseconds, SyncTimings.Tally.threadCPU())
-                    lock.withLock {
-                        jobs += 1
-                        jobNanoseconds += now - start
-                        jobCPU += cpuNow - cpu
-                    }
+                    lock.withLock { tally.add("job", nanoseconds: now - start, cpu: cpuNow - cpu) }
                 }
             }
             do {
@@ -96,13 +94,10 @@ final class NewFileWriter<Made>: @unchecked Sendable {
         group.wait()
         for lane in lanes { lane.queue.sync { lane.folders.forget() } }
         if SyncTimings.enabled {
-            let line = lock.withLock {
-                defer { (jobs, jobNanoseconds, jobCPU) = (0, 0, 0) }
-                return String(format: "relay-sync-timings new-file-writer %d jobs %.1f (CPU %.1f), submit waited %.1f\n", jobs,
-                              Double(jobNanoseconds) / 1e6, Double(jobCPU) / 1e6, Double(waitedNanoseconds) / 1e6)
+            lock.withLock {
+                tally.report()
+                tally = SyncTimings.Tally("new-file-writer")
             }
-            waitedNanoseconds = 0
-            FileHandle.standardError.write(Data(line.utf8))
         }
         let (done, paths, error) = lock.withLock {
             defer {

@@ -58,14 +58,17 @@ extension SyncTimings {
         public mutating func time<T>(_ kind: @autoclosure () -> String, _ body: () throws -> T) rethrows -> T {
             guard SyncTimings.enabled else { return try body() }
             let start = DispatchTime.now().uptimeNanoseconds, cpuStart = Self.threadCPU()
-            defer {
-                let key = kind()
-                if totals[key] == nil { order.append(key) }
-                totals[key, default: (0, 0, 0)].count += 1
-                totals[key, default: (0, 0, 0)].nanoseconds += DispatchTime.now().uptimeNanoseconds - start
-                totals[key, default: (0, 0, 0)].cpu += Self.threadCPU() - cpuStart
-            }
+            defer { add(kind(), nanoseconds: DispatchTime.now().uptimeNanoseconds - start, cpu: Self.threadCPU() - cpuStart) }
             return try body()
+        }
+
+        /// Adds one occurrence of `kind` that took `nanoseconds`, `cpu` of them on a core (for
+        /// work timed on another thread than the one that keeps the tally).
+        public mutating func add(_ kind: String, nanoseconds: UInt64, cpu: UInt64 = 0) {
+            if totals[kind] == nil { order.append(kind) }
+            totals[kind, default: (0, 0, 0)].count += 1
+            totals[kind, default: (0, 0, 0)].nanoseconds += nanoseconds
+            totals[kind, default: (0, 0, 0)].cpu += cpu
         }
 
         /// This thread's CPU time so far, in nanoseconds.

@@ -135,25 +135,14 @@ public final class LocalEndpoint: ReplicaEndpoint {
         stagedBases = [:]
         let full = batch
         batch = spare.take() ?? WriteBatch(workspace, operation: "sync")
-        // Same order as `flush`: the temporaries durable, then the renames, then the rows —
-        // written on the committing thread while its last flush waits for the disk, committed
-        // once that flush is done — while the caller stages the next copies. Writing them on
-        // the caller's thread once it had waited for the batch was a sixth of that thread's
-        // work on a first sync.
-        // It holds the rows, not this endpoint: an endpoint let go while its batch commits is
-        // ended (`deinit`, which waits for the batch) on the thread that let it go, never on the
-        // batch's own.
+        // As `flush` does, rows and all, on another thread while the caller stages the next
+        // copies (writing the rows on the caller's thread once it had waited for the batch was
+        // a sixth of that thread's work on a first sync). The work holds the rows, not this
+        // endpoint: an endpoint let go while its batch commits ends (`deinit`, which waits for
+        // the batch) on the thread that let it go, never on the batch's own.
         committing = (BackgroundWork { [rows] in
             var results: [String: SyncIndex.Entry?] = [:]
-            do {
-                try full.commit { outcomes in try rows.record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
-                try rows.locked { try rows.index.commitWrites() }
-            } catch {
-                // Its files may be in place and not durable: no row that may describe them is
-                // committed (what the open transaction holds goes too, as in `flush`).
-                rows.locked { rows.index.abandonWrites() }
-                throw error
-            }
+            try rows.commit(full, vectors: vectors, removals: removals, basePeers: basePeers, into: &results)
             return results
         }, full)
         batchesCommittedInBackground += 1
@@ -179,18 +168,8 @@ public final class LocalEndpoint: ReplicaEndpoint {
         removing = []
         stagedBases = [:]
         var timings = SyncTimings("endpoint flush")
-        // The rows are written while the batch's last flush waits for the disk, and committed
-        // once it is done (`commit(whileFlushing:)`): no row describes a file not yet durable.
-        do {
-            try batch.commit { outcomes in try rows.record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
-        } catch {
-            // The rows may be written and their files not durable: none of it is committed.
-            rows.locked { index.abandonWrites() }
-            throw error
-        }
-        timings.mark("batch committed, rows written")
-        try rows.locked { try index.commitWrites() }
-        timings.mark("rows committed")
+        try rows.commit(batch, vectors: vectors, removals: removals, basePeers: basePeers, into: &results)
+        timings.mark("batch and rows committed")
         return results
     }
 
@@ -345,15 +324,15 @@ public final class LocalEndpoint: ReplicaEndpoint {
     /// The merge bases with each peer, read in one query once a sync has asked for more than
     /// `basesReadOneByOne` of them (a sync that looks at every path asks for each); until then
     /// each is read by itself: a sync after a clean one asks for the few paths written since,
-    /// and reading all 10,000 bases for them took ~6 ms of its critical path.
-    private var basesAsked: [String: Int] = [:]
+    /// and reading all 10,000 bases for them took ~6 ms of its critical path (the cache is
+    /// `IndexRows.bases`).
     static let basesReadOneByOne = 256
 
     public func base(peer: String, path: String) throws -> String? {
         try rows.locked {
             if let known = rows.bases[peer] { return known[path] }
-            basesAsked[peer, default: 0] += 1
-            guard basesAsked[peer]! > Self.basesReadOneByOne else { return try index.base(peer: peer, path: path) }
+            rows.basesAsked[peer, default: 0] += 1
+            guard rows.basesAsked[peer]! > Self.basesReadOneByOne else { return try index.base(peer: peer, path: path) }
             rows.bases[peer] = try index.bases(peer: peer)
             return rows.bases[peer]?[path]
         }
@@ -387,7 +366,6 @@ public final class LocalEndpoint: ReplicaEndpoint {
     public func recordConflict(path: String, copy: String, kept: String, copied: String) throws {
         try rows.locked { try index.recordConflict(path: path, copy: copy, kept: kept, copied: copied) }
     }
-
 }
 
 /// A local endpoint's index under a lock, with the merge bases it caches (`LocalEndpoint.base`):
@@ -396,8 +374,10 @@ public final class LocalEndpoint: ReplicaEndpoint {
 final class IndexRows: @unchecked Sendable {
     let index: SyncIndex
     private let lock = NSLock()
-    /// The merge bases with each peer once read whole (`LocalEndpoint.base`); guarded by `lock`.
+    /// The merge bases with each peer once read whole, and how many were asked for one by one
+    /// (`LocalEndpoint.base`); guarded by `lock`.
     var bases: [String: [String: String]] = [:]
+    var basesAsked: [String: Int] = [:]
 
     init(_ index: SyncIndex) { self.index = index }
 
@@ -408,13 +388,28 @@ final class IndexRows: @unchecked Sendable {
         return try body()
     }
 
+    /// Commits `batch` and then its rows: written while the batch's last flush waits for the
+    /// disk and committed once it is done (`commit(whileFlushing:)`), so no row describes a
+    /// file not yet durable. If either fails, none of the rows is committed (what the open
+    /// transaction holds goes too): the batch's files may be in place and not durable.
+    func commit(_ batch: WriteBatch, vectors: [String: VersionVector], removals: Set<String>, basePeers: [String: String],
+                into results: inout [String: SyncIndex.Entry?]) throws {
+        do {
+            try batch.commit { outcomes in
+                try locked { try record(outcomes, vectors: vectors, removals: removals, basePeers: basePeers, into: &results) }
+            }
+            try locked { try index.commitWrites() }
+        } catch {
+            locked { index.abandonWrites() }
+            throw error
+        }
+    }
+
     /// The index rows of a batch's outcomes, written together (`SyncIndex.put(_:)`) in the open
     /// transaction, with the merge bases of the copies; `results` gets each path's new row, or
-    /// nil for a path left alone.
-    func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
+    /// nil for a path left alone. The caller holds the lock.
+    private func record(_ outcomes: [WriteBatch.Outcome], vectors: [String: VersionVector], removals: Set<String>,
                         basePeers: [String: String], into results: inout [String: SyncIndex.Entry?]) throws {
-        lock.lock()
-        defer { lock.unlock() }
         var rows: [SyncIndex.Entry] = []
         for outcome in outcomes {
             if removals.contains(outcome.path) {
