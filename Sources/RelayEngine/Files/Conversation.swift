@@ -72,11 +72,16 @@ enum Conversation {
     // MARK: The transcript
 
     static func userMessageObject(_ manifest: RunManifest) -> JSONValue {
-        [
+        var object: [String: JSONValue] = [
             "id": .string("\(manifest.id)/00-request"), "time": .string(manifest.created), "turn": .string(manifest.id),
             "role": "user", "relay": .string(manifest.relay), "text": .string(manifest.shownRequest ?? manifest.request),
             "source": .string(manifest.triggerPath ?? manifest.source.rawValue),
         ]
+        if let analysis = manifest.analysis, manifest.document == nil {
+            object["kind"] = .string(analysis.kind.rawValue)
+            object["kindWhy"] = .string(analysis.shown)
+        }
+        return .object(object)
     }
 
     static func agentMessageObject(_ message: AgentMessage, manifest: RunManifest, messages: [AgentMessage]) -> JSONValue {
@@ -169,6 +174,9 @@ enum Conversation {
 
     static func renderBlock(manifest: RunManifest, messages: [AgentMessage], finished: Bool) -> String {
         var lines: [String] = [turnMarker(manifest.id)]
+        if let analysis = manifest.analysis, manifest.document == nil {
+            lines += ["> 🧭 \(analysis.shown)", ""]
+        }
         func body(_ text: String) -> String {
             let body = text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "<!--", with: "&lt;!--")
             return body.isEmpty ? "_(no answer)_" : body

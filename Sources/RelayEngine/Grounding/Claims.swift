@@ -2,13 +2,13 @@ import Foundation
 
 /// A checkable statement in an agent's text: a number, a date or a proper name.
 ///
-/// For example, "Oksana Pell paid €4,200 on 12 March 2024." holds three:
-/// `Claim(kind: .name, text: "Oksana Pell")`, `Claim(kind: .number, text: "€4,200")` and
+/// For example, "Ilse Varga paid €4,200 on 12 March 2024." holds three:
+/// `Claim(kind: .name, text: "Ilse Varga")`, `Claim(kind: .number, text: "€4,200")` and
 /// `Claim(kind: .date, text: "12 March 2024")`.
 public struct Claim: Hashable, Sendable, Codable {
     public enum Kind: String, Sendable, Codable { case number, date, name }
     public var kind: Kind
-    /// As written in the output (a possessive left off: "Pell's" is "Pell").
+    /// As written in the output (a possessive left off: "Varga's" is "Varga").
     public var text: String
 
     public init(kind: Kind, text: String) {
@@ -39,14 +39,14 @@ enum Claims {
     /// address by that text verbatim; a date by the same year, month and day in any of the
     /// forms `DateValue` reads (a month by any date of that month, a day without a year by that
     /// day of any year); a name when every word of it of two letters or more appears in a
-    /// source (case and accents aside), so "Pell" and "Oksana Pell" are supported by "Oksana
-    /// Pell" and "Oksana Smith" is not. The sources are read once into sets. For example:
+    /// source (case and accents aside), so "Varga" and "Ilse Varga" are supported by "Ilse
+    /// Varga" and "Ilse Smith" is not. The sources are read once into sets. For example:
     ///
     /// ```swift
-    /// Claims.unsupported(in: "Oksana Pell paid €4,200 in 2023.",
-    ///                    sources: ["O. Pell paid 4200 euros on 2023-05-02. Oksana is her name."])   // []
-    /// Claims.unsupported(in: "Oksana Smith paid €4,300.", sources: ["Oksana Pell paid €4,200."])
-    /// // [Claim(kind: .name, text: "Oksana Smith"), Claim(kind: .number, text: "€4,300")]
+    /// Claims.unsupported(in: "Ilse Varga paid €4,200 in 2023.",
+    ///                    sources: ["I. Varga paid 4200 euros on 2023-05-02. Ilse is her name."])   // []
+    /// Claims.unsupported(in: "Ilse Smith paid €4,300.", sources: ["Ilse Varga paid €4,200."])
+    /// // [Claim(kind: .name, text: "Ilse Smith"), Claim(kind: .number, text: "€4,300")]
     /// ```
     static func unsupported(in output: String, sources: [String], ignoring: Set<String> = []) -> [Claim] {
         let found = scan(output, ignoring: ignoring)

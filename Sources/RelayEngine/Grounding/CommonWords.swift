@@ -23,7 +23,7 @@ enum CommonWords {
         am pm utc gmt ps nb re fw ai llm llms cli ui ux os pc tv ceo cto cfo hr it qa
         """.split(whereSeparator: \.isWhitespace).map(String.init))
 
-    /// Courtesy titles: "Dr. Oksana Pell" names Oksana Pell; the title itself is no claim.
+    /// Courtesy titles: "Dr. Ilse Varga" names Ilse Varga; the title itself is no claim.
     static let titles: Set<String> = ["mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame", "st", "mx", "jr", "sr"]
 
     /// Lowercase words that may join the capitalised words of one name: "Bank of Lisbon",
@@ -158,7 +158,7 @@ enum CommonWords {
 }
 
 extension String {
-    /// The text with typographic apostrophes (’ ‘ ʼ) as "'", so "Pell’s" and "Pell's" compare equal.
+    /// The text with typographic apostrophes (’ ‘ ʼ) as "'", so "Varga’s" and "Varga's" compare equal.
     func replacingApostrophes() -> String {
         func typographic(_ scalar: Unicode.Scalar) -> Bool { scalar == "\u{2019}" || scalar == "\u{2018}" || scalar == "\u{02BC}" }
         guard unicodeScalars.contains(where: typographic) else { return self }

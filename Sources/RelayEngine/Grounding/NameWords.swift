@@ -1,4 +1,4 @@
-/// Proper names in a run of chunks: sequences of capitalised words ("Oksana Pell", "Bank of
+/// Proper names in a run of chunks: sequences of capitalised words ("Ilse Varga", "Bank of
 /// Lisbon", "O'Hara", "Saint-Étienne", "J. R. Tolkien"), with the words that only look like
 /// names left out — a common word starting a sentence, months and weekdays, "I", capitals
 /// that are markers ("APPROVED"), titles ("Dr."), and the words the engine says to ignore
@@ -30,7 +30,7 @@ enum NameWords {
         }
         // "Brew it", "Visit the museum": a capitalised word starting a sentence and followed
         // by an object is an imperative verb, not a name.
-        // ("Liesel (my sister) turns 34" is a name: an object in brackets is not one.)
+        // ("Anneke (my sister) turns 34" is a name: an object in brackets is not one.)
         if words.count == 1, first.startsUnit, first.trailing.isEmpty, index + 1 < chunks.count, chunks[index + 1].leading.isEmpty,
            CommonWords.objects.contains(chunks[index + 1].core.lowercased()) {
             return (words: [], used: 1)

@@ -9,8 +9,8 @@ enum Sentences {
     /// Units shorter than 3 characters or only punctuation are dropped; HTML comments (the
     /// engine's turn markers), fences and rules are no units.
     ///
-    /// For example, `"# Tea\n\nDr. Pell paid 4.20 euros. It was cold!\n- Oksana"` gives
-    /// `["Tea", "Dr. Pell paid 4.20 euros.", "It was cold!", "Oksana"]` (a heading or list
+    /// For example, `"# Tea\n\nDr. Varga paid 4.20 euros. It was cold!\n- Ilse"` gives
+    /// `["Tea", "Dr. Varga paid 4.20 euros.", "It was cold!", "Ilse"]` (a heading or list
     /// item without its marker; a table row whole, pipes and all).
     static func split(_ text: String) -> [String] {
         let bytes = Array(text.utf8)

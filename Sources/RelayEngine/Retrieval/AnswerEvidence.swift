@@ -4,18 +4,18 @@ import Foundation
 /// engine can put the line that holds the answer first instead of the line that merely names
 /// what the question is about.
 ///
-/// BM25 ranks "Kestrelmoor Robotics announces the Pellucid 3" above "…said Damaris Oyelaran,
-/// chief executive of Kestrelmoor Robotics" for "Who is the chief executive of Kestrelmoor
-/// Robotics?" when the title is short: every line about the subject shares the subject's words.
+/// BM25 ranks "Harbin Motors announces the Vanta 2" above "…said Rhea Castell,
+/// chief executive of Harbin Motors" for "Who is the chief executive of Harbin
+/// Motors?" when the title is short: every line about the subject shares the subject's words.
 /// Evidence counts instead what sits in the same sentence as a value of the kind asked for:
 ///
 /// - the question's words, each weighted by how rare it is among the lines found (a word every
 ///   found line has — the subject — says little), the words of names the question holds at half
 ///   weight, and a previous message's words (a follow-up's topic) at a third;
-/// - for "how many samples", the counted noun right after the number ("23 samples");
+/// - for "how many boxes", the counted noun right after the number ("12 boxes");
 /// - for a question about money, distance, time or weight, a unit after the number ("27,900
 ///   euros", "12.5 km");
-/// - a one-word name that opens its sentence ("Camped by the stream") counts half: a capital
+/// - a one-word name that opens its sentence ("Walked along the canal") counts half: a capital
 ///   there says nothing.
 ///
 /// Everything here is a pure function of its arguments.
@@ -23,7 +23,7 @@ struct AnswerEvidence {
     let asked: AnswerCandidates.Asked
     /// Each query term and its factor (1 for the question's words, less for names and the previous message).
     let factors: [String: Double]
-    /// "How many glass panels …" → ["glass", "panel"].
+    /// "How many roof tiles …" → ["roof", "tile"].
     let counted: [String]
     /// Lowercase words a number of the asked kind comes with ("euros", "km").
     let units: Set<String>
@@ -34,8 +34,8 @@ struct AnswerEvidence {
     let personAsked: Bool
     /// "What protocol …?", "Which cafe …?": the noun after the question word, its stem.
     let askedNoun: String?
-    /// The terms of the names the question holds ("Fennick" in "Who am I building the Fennick
-    /// greenhouse with?"): what it is about.
+    /// The terms of the names the question holds ("Westgate" in "Who am I painting the Westgate
+    /// shed with?"): what it is about.
     let nameTerms: Set<String>
 
     /// The factor of a previous message's words, and of the words of a name the question holds.
@@ -49,8 +49,10 @@ struct AnswerEvidence {
     /// three lines a word in two of them still counts.
     static let smallestPool = 12.0
 
-    init(question: String, previous: String? = nil, ignoring: Set<String> = []) {
-        asked = AnswerCandidates.asked(by: question)
+    /// - parameter asked: what the request's analysis says is asked for (``ValueKind/asked``);
+    ///   nil: read from the question's words.
+    init(question: String, previous: String? = nil, ignoring: Set<String> = [], asked: AnswerCandidates.Asked? = nil) {
+        self.asked = asked ?? AnswerCandidates.asked(by: question)
         self.ignoring = ignoring
         var factors: [String: Double] = [:]
         for term in previous.map({ SearchTerms.terms(of: $0) }) ?? [] { factors[term] = Self.previousFactor }
@@ -66,7 +68,7 @@ struct AnswerEvidence {
         personAsked = words.contains("who") || words.contains("whom") || words.contains("whose")
         askedNoun = words.indices.first { ["what", "which"].contains(words[$0]) && $0 + 1 < words.count }
             .flatMap { SearchTerms.terms(of: words[$0 + 1]).first }
-        units = asked == .number ? Self.units(for: question) : []
+        units = self.asked == .number ? Self.units(for: question) : []
     }
 
     /// The weight of each query term among `pool` (the lines found): BM25's inverse document
@@ -89,7 +91,7 @@ struct AnswerEvidence {
     }
 
     /// A path names where a fact is, not the fact: its words are no evidence
-    /// ("3 messages in Chats/what-is-our-allotment-plot-number.md").
+    /// ("3 messages in Chats/what-is-our-parking-space-number.md").
     static func withoutPaths(_ text: String) -> String {
         guard text.contains("/") else { return text }
         return text.split(separator: " ", omittingEmptySubsequences: false).map { $0.contains("/") ? "" : String($0) }.joined(separator: " ")
@@ -105,8 +107,8 @@ struct AnswerEvidence {
     /// A value of a line, with its evidence.
     struct Value {
         var claim: Claim
-        /// As the answer gives it: with the words that say what a number counts ("23 samples",
-        /// "4.2 million crowns") and the start of a date range ("21 to 24 January 2027"), verbatim.
+        /// As the answer gives it: with the words that say what a number counts ("12 boxes",
+        /// "3.5 million euros") and the start of a date range ("21 to 24 January 2027"), verbatim.
         var shown: String
         var fits: Bool
         var evidence: Double
@@ -128,9 +130,9 @@ struct AnswerEvidence {
                 var claim = found.claim
                 var offset = found.offset
                 if claim.kind == .name {
-                    // "Hester Quayle Estates Manager" for "Who is the Estates Manager?": the
+                    // "Tova Lind Office Manager" for "Who is the Office Manager?": the
                     // question's words at either end of a name are what it asks about, not the answer.
-                    // Only when a name of two words or more is left: "Saltwind Travel" stays whole
+                    // Only when a name of two words or more is left: "Corbel Travel" stays whole
                     // for "Which travel agency …?".
                     var words = claim.text.split(separator: " ").map(String.init)
                     var start = offset
@@ -152,7 +154,7 @@ struct AnswerEvidence {
                 if claim.kind == .number || claim.kind == .date {
                     let end = min(bytes.count, offset + claim.text.utf8.count)
                     let after = String(decoding: bytes[end...].prefix(48), as: UTF8.self)
-                    // "4.2 million crowns", "23 samples": the words that say what the number counts.
+                    // "3.5 million euros", "12 boxes": the words that say what the number counts.
                     let words = after.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(after.hasPrefix(" ") ? 1 : 0)
                         .prefix(2).map { $0.trimmingCharacters(in: .punctuationCharacters) }
                     var said: [String] = []
@@ -181,10 +183,10 @@ struct AnswerEvidence {
                     let afterPlaceWord = ["in ", "at ", "near ", "to ", "from ", "outside "].contains(where: { before.hasSuffix(" " + $0) || before == $0 })
                         || before.hasSuffix("village of ") || before.hasSuffix("town of ") || before.hasSuffix("city of ")
                     if placeAsked, afterPlaceWord { evidence += (weights.values.max() ?? 0) + 1 }
-                    // "Who …?": a place is not a person ("my grandmother Ysolde made it in the village of Pemberlow").
+                    // "Who …?": a place is not a person ("my aunt Marit grew up in the town of Eskdale").
                     if personAsked, afterPlaceWord { evidence /= 2 }
-                    // "What protocol …?": the name right before or after the noun asked for ("the Loomnet protocol").
-                    // ("Saltwind Travel" for "Which travel agency …?": the noun is the name's own last word.)
+                    // "What protocol …?": the name right before or after the noun asked for ("the Parcelnet protocol").
+                    // ("Corbel Travel" for "Which travel agency …?": the noun is the name's own last word.)
                     if let noun = askedNoun, SearchTerms.terms(of: after).prefix(1).contains(noun) || SearchTerms.terms(of: before).suffix(1).contains(noun)
                         || (claim.text.contains(" ") && SearchTerms.terms(of: claim.text).last == noun) {
                         evidence += (weights.values.max() ?? 0) + 1
@@ -199,7 +201,7 @@ struct AnswerEvidence {
         return result
     }
 
-    /// "twenty-two members" for "How many members …?": a count written in words, followed by
+    /// "fifteen members" for "How many members …?": a count written in words, followed by
     /// the counted noun (a claim for no check — words are not checked — but an answer).
     func spelledCounts(in piece: String, pieceTerms: Set<String>, weights: [String: Double]) -> [Value] {
         let words = piece.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
@@ -248,8 +250,8 @@ struct AnswerEvidence {
     /// "because", "so that"…); a line without what is asked for counts half and comes after.
     func evidence(of line: String, weights: [String: Double]) -> (fits: Bool, evidence: Double) {
         // A line that holds none of the names the question is about answers it only by chance
-        // ("Noor's partner is Emeric Sallow, a luthier who builds cellos" for "Who am I building
-        // the Fennick greenhouse with?": one shared verb): it counts half.
+        // ("Juno's partner is Teodor Brask, who paints boats" for "Who am I painting
+        // the Westgate shed with?": one shared verb): it counts half.
         let offTopic = !nameTerms.isEmpty && nameTerms.isDisjoint(with: SearchTerms.terms(of: Self.withoutPaths(line)))
         let judged = topicalEvidence(of: line, weights: weights)
         return offTopic ? (judged.fits, judged.evidence / 2) : judged

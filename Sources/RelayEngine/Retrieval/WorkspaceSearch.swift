@@ -10,13 +10,20 @@ public struct RetrievedLine: Sendable, Codable, Equatable {
     /// The line, trimmed.
     public var text: String
     public var score: Double
+    /// The heading of the section the line is in ("Quotes for the roof" above a table row):
+    /// what the line is about when the line itself does not say.
+    public var heading: String?
 
-    public init(path: String, line: Int, text: String, score: Double) {
+    public init(path: String, line: Int, text: String, score: Double, heading: String? = nil) {
         self.path = path
         self.line = line
         self.text = text
         self.score = score
+        self.heading = heading
     }
+
+    /// The line with its heading, for judging what it is about.
+    var withHeading: String { heading.map { text + " — " + $0 } ?? text }
 }
 
 /// Finds the workspace lines that answer a request, so an agent on a small model gets the

@@ -15,30 +15,10 @@ enum AnswerCandidates {
         case reason
     }
 
-    /// What kind of value `question` asks for.
+    /// What kind of value `question` asks for: the value kind its words name
+    /// (``RequestRules/valuePhrases``), as the ranking here counts kinds.
     static func asked(by question: String) -> Asked {
-        let words = question.lowercased().split { !$0.isLetter }.map(String.init)
-        let text = " " + words.joined(separator: " ") + " "
-        // The question word decides first ("When was the rent notice dated?" asks for a date);
-        // a word about money only when no question word does ("What is the rent?").
-        let measures = [" how much ", " how many ", " how far ", " how long ", " how old ", " how big ", " how tall ", " how heavy ",
-                        " how wide ", " how deep ", " how high ", " how large ", " how fast ", " how often ", " how hot ", " how cold ",
-                        " what number ", " what percentage ", " what price ", " temperature "]
-        if measures.contains(where: text.contains) { return .number }
-        let dates = [" when ", " what date ", " which date ", " what day ", " which day ", " by when ", " what year "]
-        if dates.contains(where: text.contains) { return .date }
-        let people = [" who ", " whom ", " whose ", " where "]
-        if people.contains(where: text.contains) { return .name }
-        if text.hasPrefix(" why ") || text.contains(" why ") || text.hasPrefix(" how ") || text.contains(" what reason ") {
-            return .reason
-        }
-        let amounts = [" cost ", " costs ", " price ", " budget ", " number ", " rent ", " fee ", " salary ", " fare "]
-        if amounts.contains(where: text.contains) { return .number }
-        if text.contains(" which company ") || text.contains(" which firm ") || text.contains(" what company ") || text.contains(" which book ") || text.contains(" what book ")
-            || text.contains(" called ") || text.contains(" named ") || text.contains(" name ") {
-            return .name
-        }
-        return .any
+        RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ").asked
     }
 
     /// Whether `line` gives a reason: with a connective, "because", "since", "so that", "due to".
@@ -58,9 +38,9 @@ enum AnswerCandidates {
     }
 
     /// The candidates worth offering: those of the first one's line whose evidence is close to
-    /// its own. Measured on SmolLM2 with three values from three lines: it took "410 crowns" from
-    /// a line about glass for "What is the budget for the greenhouse?" over the first,
-    /// "3,150 crowns", from "Greenhouse budget: 3,150 crowns".
+    /// its own. Measured on SmolLM2 with three values from three lines: it took "90 euros" from
+    /// a line about paint for "What is the budget for the shed?" over the first,
+    /// "1,200 euros", from "Shed budget: 1,200 euros".
     static func close(_ candidates: [Candidate], share: Double = 0.75) -> [Candidate] {
         guard let first = candidates.first else { return [] }
         return candidates.filter { $0.line == first.line && $0.evidence >= first.evidence * share }
@@ -79,14 +59,14 @@ enum AnswerCandidates {
     /// asked for come first, then by line (the lines come best first), then by their
     /// ``AnswerEvidence`` within the line, then by closeness to the question's words.
     static func candidates(for question: String, in lines: [String], ignoring: Set<String>, previous: String? = nil,
-                           limit: Int = 8, fittingOnly: Bool = false) -> [Candidate] {
-        let judge = AnswerEvidence(question: question, previous: previous, ignoring: ignoring)
+                           limit: Int = 8, fittingOnly: Bool = false, asked: Asked? = nil) -> [Candidate] {
+        let judge = AnswerEvidence(question: question, previous: previous, ignoring: ignoring, asked: asked)
         let weights = judge.weights(among: lines)
         let questionTerms = Set(SearchTerms.terms(of: question))
         let questionClaims = Set(Claims.extract(from: question, ignoring: ignoring).map { $0.text.lowercased() })
         var scored: [(candidate: Candidate, evidence: Double, distance: Int, fits: Bool)] = []
-        // Each value once, where it has the most evidence ("Lunsford" of a dateline and of "its
-        // factory in Lunsford" in one knowledge line).
+        // Each value once, where it has the most evidence ("Dunmore" of a dateline and of "its
+        // plant in Dunmore" in one knowledge line).
         var seen: [String: Int] = [:]
         for (index, line) in lines.enumerated() {
             for value in judge.values(in: line, weights: weights) {

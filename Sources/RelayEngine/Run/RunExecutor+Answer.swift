@@ -28,8 +28,6 @@ extension RunExecutor {
         }
     }
 
-    private var ignoredNames: Set<String> { Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]) }
-
     /// The lines an `answer` agent chooses among: the previous agent's, or — for an answering
     /// agent that speaks first with `retrieve` (a routed relay's one agent) — the workspace lines
     /// retrieved for it, best first.
@@ -43,6 +41,12 @@ extension RunExecutor {
 
     /// Whether an `answer` agent has something to choose from in this step.
     func hasAnswerChoices(_ agent: AgentDefinition, part: FocusedPrompt.Part) -> Bool {
+        if manifest.analysis != nil, manifest.document == nil {
+            // The request's kind has a program (which says when the workspace does not say), or
+            // the agent writes (a draft, a request not about the workspace).
+            guard case .relay = part else { return false }
+            return answersByProgram
+        }
         if let document = manifest.document {
             guard case .relay(let previous?) = part, !previous.text.hasPrefix("Not found") else { return false }
             return !Sentences.split(document).isEmpty
@@ -56,6 +60,11 @@ extension RunExecutor {
         if let document = manifest.document {
             guard case .relay(let previous?) = part else { return "" }
             return try await chooseOverview(step, agent: agent, document: document, previous: previous, budget: budget, restored: restored, tally: &tally)
+        }
+        if manifest.analysis != nil,
+           let text = try await answerProgram(step, agent: agent, part: part, lines: answerLines(agent, part: part) ?? [], budget: budget,
+                                              restored: restored, tally: &tally) {
+            return text
         }
         guard let lines = answerLines(agent, part: part) else { return "" }
         if AnswerCandidates.asked(by: manifest.request) == .reason, let line = lines.first {
@@ -86,8 +95,8 @@ extension RunExecutor {
         let chosenText = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
         let chosen = candidates.first { $0.text == chosenText } ?? candidates[0]
         let line = lines[chosen.line]
-        // The sentence the value was found in with the most evidence ("its factory in Lunsford",
-        // not the dateline "Lunsford, 18 November 2026").
+        // The sentence the value was found in with the most evidence ("its plant in Dunmore",
+        // not the dateline "Dunmore, 3 May 2026").
         let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
         return "\(chosen.text) — “\(quoted.count > 300 ? String(quoted.prefix(299)) + "…" : quoted)”" + (line.source.map { " (\($0))" } ?? "")
     }
@@ -113,11 +122,11 @@ extension RunExecutor {
 
     /// The opening sentences of `document` not already `taken` that may say what it is, best
     /// first, at most ``overviewChoices``: short section headings left out ("What happened",
-    /// "Minutes of the last meeting" opened summaries on SmolLM2; the headings only when nothing
+    /// "Notes of the last session" opened summaries on SmolLM2; the headings only when nothing
     /// else is left), then ranked by the words they share with the document's title and whether
     /// they speak of the document itself ("This report describes …"), earlier first. Offered
-    /// five unranked openings, SmolLM2 chose "Most of the increase comes from the steel" over
-    /// "This report describes where the Brindle footbridge project stands".
+    /// five unranked openings, SmolLM2 chose a sentence from the middle of a report's cost section over
+    /// its opening "This report describes where the project stands".
     static func overviewCandidates(of document: String, taken: Set<String>) -> [String] {
         let bytes = Array(document.utf8)
         let all = Sentences.units(of: bytes, keepingFragments: false).map { (kind: $0.kind, text: bare($0.text(in: bytes))) }
@@ -125,12 +134,15 @@ extension RunExecutor {
         let units = all.filter { !$0.text.isEmpty && !taken.contains($0.text) }
         let statements = units.filter { $0.kind != .heading || $0.text.split(separator: " ").count >= 6 }
         let pool = Array((statements.isEmpty ? units : statements).prefix(8).map(\.text))
-        let selfWords = ["this report", "this document", "this is", "these minutes", "this recipe", "this letter", "this notice",
-                         "this page", "this paper", "this guide", "this specification", "this interview", "this diary", "we announce", "announces"]
+        // A sentence that speaks of the document itself: "This <noun> …", "These <noun> …", an
+        // announcement. Any noun: a document of a kind never seen before says so the same way.
+        let selfWords = ["this is", "we announce", "announces", "here is", "here are"]
+        let selfOpening = try! NSRegularExpression(pattern: #"^(this|these) [a-z-]+ (is|are|was|were|describes|describe|sets|set|gives|give|lists|list|records|record|covers|cover|explains|explain|summarises|summarizes|shows|show|reports|report|contains|contain)\b"#)
         let scored = pool.enumerated().map { item -> (Int, String, Double) in
             let lowered = item.element.lowercased()
             var score = Double(Set(SearchTerms.terms(of: item.element)).intersection(title).count)
-            if selfWords.contains(where: lowered.contains) { score += 2 }
+            if selfWords.contains(where: lowered.contains)
+                || selfOpening.firstMatch(in: lowered, range: NSRange(lowered.startIndex..., in: lowered)) != nil { score += 2 }
             return (item.offset, item.element, score - Double(item.offset) * 0.25)
         }
         return scored.sorted { $0.2 != $1.2 ? $0.2 > $1.2 : $0.0 < $1.0 }.prefix(overviewChoices).map(\.1)

@@ -16,6 +16,16 @@ extension RunExecutor {
     static let extractionShare = 0.4
     /// The most lines an answer's extraction may choose.
     static let mostLines = 3
+    /// … for a list, a summary, a comparison or a computation, whose answer is several lines.
+    static let mostListLines = 10
+
+    /// How many of the run's evidence lines `agent` is shown: its `retrieve`, or all of them
+    /// (up to `RelayEngine.mostEvidence`) for a request whose answer is several lines.
+    func evidenceCount(for agent: AgentDefinition) -> Int {
+        let count = agent.retrieve ?? 0
+        guard count > 0, let kind = manifest.analysis?.kind, [.list, .summarise, .compare, .compute].contains(kind) else { return count }
+        return max(count, manifest.retrieved?.count ?? 0)
+    }
 
     func runExtraction(_ step: Int, agent: AgentDefinition, kind: Extraction, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
                        revisionRequest: String?) async throws -> AgentMessage {
@@ -83,7 +93,7 @@ extension RunExecutor {
     var requestLead: String { manifest.requestLead }
 
     private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
-        let document = manifest.document ?? manifest.request
+        let document = DocumentShape.prepared(manifest.document ?? manifest.request)
         let sentences = Sentences.split(document)
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
@@ -164,7 +174,9 @@ extension RunExecutor {
             let found = Claims.extract(from: sentence, ignoring: ignoring)
             let words = sentence.split(whereSeparator: { $0.isWhitespace }).count
             let fragment = sentence.hasPrefix("#") || words < 5 || sentence == sentence.uppercased()
-            return fragment ? found.filter { $0.kind != .name } : found
+            // A heading is a signpost ("Day notes 3"), a fact only with a date ("4.3 (12 October 2026)").
+            let heading = sentence.hasPrefix("#") || (words < 5 && !sentence.contains(":") && !sentence.hasSuffix("."))
+            return heading ? found.filter { $0.kind == .date } : fragment ? found.filter { $0.kind != .name } : found
         }
         func weight(_ claim: Claim) -> Int { claim.kind == .name ? 1 : 2 }
         var covered: Set<String> = []
@@ -208,7 +220,9 @@ extension RunExecutor {
         let flat = sentence.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
         var text = Substring(flat.trimmingCharacters(in: .whitespaces))
         while let first = text.first, "#*->".contains(first) { text = text.dropFirst() }
-        if let dot = text.firstIndex(where: { !$0.isNumber }), dot != text.startIndex, [".", ")"].contains(text[dot]) {
+        // "1. " and "2) " are list numbers; "4.3 (12 October 2026)" is a version, kept whole.
+        if let dot = text.firstIndex(where: { !$0.isNumber }), dot != text.startIndex, [".", ")"].contains(text[dot]),
+           text.index(after: dot) == text.endIndex || text[text.index(after: dot)] == " " {
             text = text[text.index(after: dot)...]
         }
         return text.trimmingCharacters(in: .whitespaces)
@@ -219,8 +233,13 @@ extension RunExecutor {
     /// - parameter part: `.subtask` for a plan's worker: it chooses the lines for its subtask
     ///   (a line holding an answer to the subtask or to the request is offered).
     private func extractLines(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, restored: Bool, tally: inout Tally) async throws -> String {
-        let retrieved = Array((manifest.retrieved ?? []).prefix(agent.retrieve ?? 0))
+        let retrieved = Array((manifest.retrieved ?? []).prefix(evidenceCount(for: agent)))
         guard !retrieved.isEmpty else { return "Not found: no line of the workspace matches the request." }
+        // Lines the workspace's structure gave (the open tasks, the notes of the days asked
+        // about, a table's rows) all go on: the request is about each of them.
+        if retrieved.allSatisfy({ $0.score >= Evidence.structural }) {
+            return retrieved.map { "- \($0.text.trimmingCharacters(in: .whitespaces)) (\($0.path):\($0.line))" }.joined(separator: "\n")
+        }
         var subtask: String?
         if case .subtask(_, _, let text) = part { subtask = text }
         // A question that asks for a name, a date or a number is offered the lines that hold one.
@@ -231,11 +250,18 @@ extension RunExecutor {
         let lines = holding.isEmpty ? retrieved : holding
         var cuts: [String] = []
         let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
+        var kept = Set(lines.indices.filter { lines[$0].score >= Evidence.structural }.map { $0 + 1 })
+        if let kind = manifest.analysis?.kind, [.list, .compute, .compare].contains(kind) {
+            // Their answer is made of several lines: every line about what the request names goes
+            // on (a 135M model choosing "at most 10" mostly names one).
+            let topic = Support.topicTerms(of: manifest.searchQuery(ignoring: ignoring))
+            kept.formUnion(lines.indices.filter { !topic.isEmpty && Support.coverage(of: topic, in: lines[$0].withHeading) > 0 }.prefix(Self.mostListLines).map { $0 + 1 })
+        }
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: subtask == nil ? .relay(previous: nil) : part,
                                          budget: budget, toolCount: 0, extras: extras)
         cuts += prompt.cuts
         let shown = lines.count - cuts.filter { $0.hasPrefix("workspace lines") }.count
-        let most = min(Self.mostLines, lines.count)
+        let most = min(manifest.analysis.map { [.list, .summarise, .compare, .compute].contains($0.kind) } == true ? Self.mostListLines : Self.mostLines, lines.count)
         let user = prompt.user + "\n\nChoose the workspace lines that answer \(subtask == nil ? "the request" : "your subtask") (at most \(most))."
         var options = ModelOptions(maxTokens: 16 + most * 6)
         let allowed = Array(1...max(1, min(lines.count, shown)))
@@ -247,7 +273,7 @@ extension RunExecutor {
         let picked = Self.choices(in: answer.reply.text, key: "lines", allowed: Set(allowed)).prefix(most)
         // The best match always goes on, with what the model chose beside it (measured on SmolLM2:
         // it sometimes names only a weaker line), in the search's order.
-        let chosen = Array(Set(picked).union([1])).sorted()
+        let chosen = Array(Set(picked).union([1]).union(kept)).sorted()
         return chosen.map { number in
             let line = lines[number - 1]
             return "- \(line.text.trimmingCharacters(in: .whitespaces)) (\(line.path):\(line.line))"

@@ -22,7 +22,7 @@ extension RunExecutor {
     /// What the check found in `message` and what to do about it; nil when everything is
     /// supported (or the agent's text is not checked: a reviewer's verdict, an extraction).
     func groundingCheck(of message: AgentMessage, agent: AgentDefinition, inputs: [String], step: Int, alreadyRevised: Bool) -> GroundingOutcome? {
-        guard agent.isGrounded, !chose.contains(agent.id), !inputs.isEmpty else { return nil }
+        guard agent.isGrounded, !chose.contains(agent.id), !inputs.isEmpty, !(isGeneralRequest && agent.extract == .answer) else { return nil }
         let text = message.text
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay", "REVISION", "APPROVED"])
@@ -62,7 +62,7 @@ extension RunExecutor {
     /// chat's previous exchange for the agents that see the request's context.
     func extras(for agent: AgentDefinition) -> FocusedPrompt.Extras {
         var extras = FocusedPrompt.Extras()
-        if let count = agent.retrieve, count > 0 { extras.retrieved = Array((manifest.retrieved ?? []).prefix(count)) }
+        if let count = agent.retrieve, count > 0 { extras.retrieved = Array((manifest.retrieved ?? []).prefix(evidenceCount(for: agent))) }
         extras.exchange = manifest.previousExchange
         return extras
     }
@@ -103,7 +103,25 @@ extension RunExecutor {
         var approve: [String] = []
         var revise = ["It does not answer the request."]
         let first = previous.text.split(separator: "\n").first.map(String.init) ?? previous.text
-        if let answer = Self.renderedAnswer(first) {
+        // What the request's kind demands of the answer.
+        if let analysis = manifest.analysis, manifest.document == nil {
+            let items = previous.text.split(separator: "\n").filter { $0.hasPrefix("- ") }.count
+            if previous.text.hasPrefix(Self.notFoundOpening) {
+                approve.append("It says the workspace does not say, with the closest line found.")
+            } else if previous.text.hasPrefix(Self.generalOpening) {
+                approve.append("It is labelled as the model's own answer, not the workspace's.")
+            } else if [.list, .summarise].contains(analysis.kind), items > 0 {
+                approve.append("It gives \(items) line\(items == 1 ? "" : "s") from the notes, each with its source.")
+            } else if [.compute, .compare].contains(analysis.kind), previous.text.contains("(") {
+                approve.append("Relay's calculator worked it out from the lines it cites.")
+            } else if analysis.kind == .yesNo, first.hasPrefix("Yes") || first.hasPrefix("No") {
+                approve.append("It says \(first.hasPrefix("Yes") ? "yes" : "no"), quoting the line that decides it.")
+            } else if analysis.kind == .lookup, let value = analysis.value, value.isSpan, let given = Self.renderedAnswer(first)?.value {
+                if ValueSpans.find(value, in: given).isEmpty { revise.insert("It does not give \(value.described), which the request asks for.", at: 0) }
+                else { approve.append("It gives \(value.described), as the request asks: “\(given)”.") }
+            }
+        }
+        if approve.isEmpty, let answer = Self.renderedAnswer(first) {
             let quoted = (manifest.retrieved ?? []).contains { "\($0.path):\($0.line)" == answer.source && $0.text.contains(answer.quote) }
                 || (try? workspace.read(String(answer.source.prefix { $0 != ":" }))).map { String(decoding: $0, as: UTF8.self).contains(answer.quote) } == true
             if quoted, let value = answer.value {

@@ -201,7 +201,7 @@ extension RunExecutor {
         var cuts = prompt.cuts
         // Promise 8 holds for a plan too: a subtask is shown in the chat and steers a worker, so
         // one with a number, date or name the planner was not given is dropped, as is one that
-        // only repeats the engine's instruction (SmolLM2: "The greenhouse has a limited capacity
+        // only repeats the engine's instruction (SmolLM2: "The shed has a limited capacity
         // of 100 meters.", "This task can be done on one short sentence per sub-task.").
         let (kept, dropped) = Self.groundedSubtasks(subtasks, sources: prompt.sources, request: request(for: agent), instruction: instruction,
                                                     ignoring: Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]))

@@ -72,6 +72,7 @@ final class RunExecutor: @unchecked Sendable {
         emit(.runStarted(runID: manifest.id, relay: manifest.relay, request: manifest.shownRequest ?? manifest.request,
                          agents: agents.map(AgentInfo.init), resumed: !recorded.isEmpty))
         if let note = manifest.inputNote { emit(.note(note)) }
+        if let analysis = manifest.analysis, manifest.document == nil { emit(.note(analysis.shown)) }
         if manifest.skipped {
             try journalLine("- \(manifest.localTime.replacingOccurrences(of: "-", with: ":")) \(manifest.relay): skipped \(manifest.triggerPath ?? "the input") — \(manifest.inputNote ?? "not text") (run \(manifest.id))")
             try record(JournalRecord(.finished), state: "done")
@@ -169,8 +170,9 @@ final class RunExecutor: @unchecked Sendable {
     struct Revision { var target: String; var request: String }
 
     /// One agent's fresh session: the focused prompt, tool rounds, the answer.
-    func runStep(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
+    func runStep(_ step: Int, agent given: AgentDefinition, part: FocusedPrompt.Part, requestedBy: AgentDefinition?,
                          revisionRequest: String?, outputs: [String: String]) async throws -> (AgentMessage, [Revision], [String]) {
+        let agent = writing(given, part: part)
         if let extraction = agent.extract, extraction != .verdict, extraction != .answer || hasAnswerChoices(agent, part: part) {
             let message = try await runExtraction(step, agent: agent, kind: extraction, part: part, requestedBy: requestedBy, revisionRequest: revisionRequest)
             chose.insert(agent.id)
@@ -274,6 +276,7 @@ final class RunExecutor: @unchecked Sendable {
                 emit(.revisionRequested(step: step, by: info, target: target, request: ask, accepted: decision.accepted != nil, reason: decision.reason))
             }
         }
+        text = finishedWriting(text, agent: agent)
         var message = AgentMessage(
             step: step, agent: info, text: text, revisionRequestedBy: requestedBy?.name, revisionRequest: revisionRequest, toolCalls: uses,
             promptTokens: promptTokens, completionTokens: completionTokens, modelCalls: calls, milliseconds: milliseconds,

@@ -62,6 +62,9 @@ public struct RunManifest: Sendable, Codable, Equatable {
     /// The workspace lines retrieved for the request at the start (best first), for agents with
     /// `retrieve`: kept here so resume and replay give the same prompts.
     public var retrieved: [RetrievedLine]?
+    /// What the engine made of a question (its kind, the value or days it asks for), decided
+    /// once from its grammar; nil for a dropped file, and for runs recorded before kinds were.
+    public var analysis: RequestAnalysis?
     /// The chat's previous exchange (the person's last message and the answer they got), so a
     /// follow-up question means something; cut to a budget.
     public var previousExchange: Exchange?

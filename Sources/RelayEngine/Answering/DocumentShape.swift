@@ -1,0 +1,45 @@
+import Foundation
+
+/// A dropped document as its key sentences are chosen from, by what kind of document it is:
+/// an email thread's quoted replies are context, not news (the newest message comes first); a
+/// table's rows are facts of their own, read as "first cell: the other cells"; a heading that
+/// holds no date is a signpost, not a fact. Pure functions of their arguments.
+enum DocumentShape {
+    /// Lines that open a quoted earlier message in an email thread.
+    static let replyOpenings = ["-----original message-----", "---------- forwarded message", "begin forwarded message"]
+
+    /// `document` with quoted replies left out (when what is left still says something), and
+    /// table rows written as "first cell: cell, cell" (the header and the rule dropped).
+    static func prepared(_ document: String) -> String {
+        var lines = document.components(separatedBy: "\n")
+        let quoted = lines.indices.filter { isQuoted(lines, at: $0) }
+        let kept = lines.indices.filter { !quoted.contains($0) && Evidence.isStatement(lines[$0]) }
+        if !quoted.isEmpty, kept.count >= 3 {
+            lines = lines.indices.filter { !quoted.contains($0) }.map { lines[$0] }
+        }
+        var result: [String] = []
+        for (index, line) in lines.enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("|") else { result.append(line); continue }
+            if Evidence.isTableRule(trimmed) { continue }
+            // The header row (the row before a rule) says what the columns are: it heads the table once.
+            if index + 1 < lines.count, Evidence.isTableRule(lines[index + 1].trimmingCharacters(in: .whitespaces)) { continue }
+            let cells = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "|")).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            guard let first = cells.first else { continue }
+            result.append("- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : ""))
+        }
+        return result.joined(separator: "\n")
+    }
+
+    /// A line of a quoted earlier message: "> …", "On … wrote:", and everything after an
+    /// "-----Original Message-----" line.
+    static func isQuoted(_ lines: [String], at index: Int) -> Bool {
+        let trimmed = lines[index].trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix(">") { return true }
+        let lowered = trimmed.lowercased()
+        if lowered.hasPrefix("on "), lowered.hasSuffix("wrote:") { return true }
+        return lines[..<index].contains { line in replyOpenings.contains { line.lowercased().contains($0) } }
+            || replyOpenings.contains { lowered.contains($0) }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import WorkspaceCore
+
+/// Evidence by the workspace's structure, beside retrieval by words: the notes of the days a
+/// request names, the open tasks of the notes, a table's rows read with their header, and a
+/// second search for a name the first evidence brings in (two hops). Read once when a run is
+/// prepared, into `run.json`, so resume and replay see the same lines.
+struct Evidence {
+    let workspace: Workspace
+
+    /// The score that marks a line found by structure (a note of the day asked about, an open
+    /// task): programs keep such lines whatever the model chooses.
+    static let structural = 1000.0
+
+    /// Lines that open a task, and lines that close one (a done task is no longer on the list).
+    /// Why each: `- [ ]` and `[x]` are Markdown task lists; "TODO"/"To do:" are how people mark
+    /// tasks in plain notes; "need to", "have to", "must", "remember to", "don't forget to" and
+    /// "should" are how they write one in a sentence.
+    static let openTaskMarkers = ["[ ]", "todo", "to do:", "to-do:", "need to ", "needs to ", "have to ", "must ", "remember to ",
+                                  "don't forget to ", "do not forget to ", "should ", "still to ", "yet to "]
+    static let doneTaskMarkers = ["[x]", "[X]", "done:", "(done)", "✓", "✔", "~~"]
+
+    /// Whether `line` is an open task.
+    static func isOpenTask(_ line: String) -> Bool {
+        let lowered = line.lowercased()
+        guard !doneTaskMarkers.contains(where: { line.contains($0) }) else { return false }
+        // "I did not need to …", "no need to …": no task.
+        if lowered.contains("no need to") || lowered.contains("didn't need to") || lowered.contains("did not need to") { return false }
+        return openTaskMarkers.contains { lowered.contains($0) }
+    }
+
+    /// The person's dated notes, oldest first: `Journal/user/yyyy-MM-dd*.md` and their day.
+    func notes() -> [(path: String, day: String)] {
+        guard let entries = try? workspace.list("Journal/user", recursive: true) else { return [] }
+        return entries.compactMap { entry -> (String, String)? in
+            guard entry.kind == .file, entry.path.hasSuffix(".md"), let day = DayWords.day(ofNote: entry.path) else { return nil }
+            return (entry.path, day)
+        }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+    }
+
+    func lines(of path: String) -> [String] {
+        guard let bytes = try? workspace.read(path), !bytes.contains(0) else { return [] }
+        return String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n")
+    }
+
+    /// The statements of the notes of `days` (headings, blank lines and the engine's markers
+    /// left out), oldest first.
+    func noteLines(in days: RequestAnalysis.DayRange) -> [RetrievedLine] {
+        notes().filter { days.contains($0.day) }.flatMap { note in
+            lines(of: note.path).enumerated().compactMap { index, line -> RetrievedLine? in
+                let text = RunExecutor.bare(line)
+                guard Self.isStatement(line), !text.isEmpty else { return nil }
+                return RetrievedLine(path: note.path, line: index + 1, text: text, score: Self.structural)
+            }
+        }
+    }
+
+    /// The open tasks of the person's notes (of `days`, when given) and of context.md, oldest
+    /// note first, each once: a task written again in a later note, or later marked done, is
+    /// one task.
+    func openTasks(in days: RequestAnalysis.DayRange?) -> [RetrievedLine] {
+        var sources = notes().filter { days?.contains($0.day) ?? true }.map(\.path)
+        sources.append("context.md")
+        var found: [String: RetrievedLine] = [:]
+        var order: [String] = []
+        var done: Set<String> = []
+        for path in sources {
+            for (index, line) in lines(of: path).enumerated() where Self.isStatement(line) {
+                let key = Self.taskKey(line)
+                guard !key.isEmpty else { continue }
+                if Self.doneTaskMarkers.contains(where: { line.contains($0) }) { done.insert(key); continue }
+                guard Self.isOpenTask(line) else { continue }
+                if found[key] == nil { order.append(key) }
+                found[key] = RetrievedLine(path: path, line: index + 1, text: RunExecutor.bare(line), score: Self.structural)
+            }
+        }
+        return order.filter { !done.contains($0) }.compactMap { found[$0] }
+    }
+
+    /// What a task is, without its marker, so "- [ ] call the vet" and "- [x] call the vet" meet.
+    static func taskKey(_ line: String) -> String {
+        var text = line.lowercased()
+        for marker in ["[ ]", "[x]", "todo:", "todo", "to do:", "to-do:", "done:", "(done)", "~~", "✓", "✔"] {
+            text = text.replacingOccurrences(of: marker, with: " ")
+        }
+        return SearchTerms.terms(of: text).joined(separator: " ")
+    }
+
+    /// A line that states something: not blank, not a heading, not a rule, not the engine's marker.
+    static func isStatement(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        return !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("<!--") && !trimmed.hasPrefix("---")
+            && !trimmed.hasPrefix("```") && trimmed.contains(where: \.isLetter) && !isTableRule(trimmed)
+    }
+
+    static func isTableRule(_ line: String) -> Bool {
+        line.hasPrefix("|") && line.allSatisfy { "|-: ".contains($0) }
+    }
+
+    /// The nearest Markdown heading above line `index` (without its hashes), if any.
+    static func heading(above index: Int, in lines: [String]) -> String? {
+        guard lines.indices.contains(index) else { return nil }
+        for number in stride(from: index - 1, through: 0, by: -1) {
+            let trimmed = lines[number].trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("#") { return trimmed.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    // MARK: Tables
+
+    /// A Markdown table row read with its header: "| Northgate | 2,950 |" under "| Supplier |
+    /// Quote |" is "Supplier: Northgate; Quote: 2,950". Nil for a line that is no table row, or
+    /// is the header itself.
+    static func tableRow(at index: Int, in lines: [String]) -> String? {
+        func cells(_ line: String) -> [String]? {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("|"), trimmed.count > 1 else { return nil }
+            var inner = trimmed.dropFirst()
+            if inner.hasSuffix("|") { inner = inner.dropLast() }
+            return inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        guard lines.indices.contains(index), let row = cells(lines[index]), !isTableRule(lines[index].trimmingCharacters(in: .whitespaces)) else { return nil }
+        var start = index
+        while start > 0, cells(lines[start - 1]) != nil { start -= 1 }
+        guard start + 1 < lines.count, isTableRule(lines[start + 1].trimmingCharacters(in: .whitespaces)), start != index,
+              let header = cells(lines[start]) else { return nil }
+        let pairs = zip(header, row).compactMap { name, value -> String? in
+            value.isEmpty ? nil : name.isEmpty ? value : "\(name): \(value)"
+        }
+        return pairs.isEmpty ? nil : pairs.joined(separator: "; ")
+    }
+
+    /// Every row of the table `line` belongs to, read with the header.
+    func tableRows(around line: RetrievedLine) -> [RetrievedLine] {
+        let all = lines(of: line.path)
+        let index = line.line - 1
+        guard all.indices.contains(index), all[index].trimmingCharacters(in: .whitespaces).hasPrefix("|") else { return [] }
+        var start = index, end = index
+        while start > 0, all[start - 1].trimmingCharacters(in: .whitespaces).hasPrefix("|") { start -= 1 }
+        while end + 1 < all.count, all[end + 1].trimmingCharacters(in: .whitespaces).hasPrefix("|") { end += 1 }
+        return (start...end).compactMap { number in
+            Self.tableRow(at: number, in: all).map {
+                RetrievedLine(path: line.path, line: number + 1, text: $0, score: Self.structural, heading: Self.heading(above: number, in: all))
+            }
+        }
+    }
+
+    // MARK: Two hops
+
+    /// The names of `line` the question does not hold: "Lent my drill to Oskar Brandt" for
+    /// "Where does the person I lent my drill to live?" brings in "Oskar Brandt".
+    static func newNames(in line: String, question: String, ignoring: Set<String>) -> [String] {
+        let asked = Set(SearchTerms.terms(of: question))
+        return Claims.extract(from: AnswerEvidence.withoutPaths(line), ignoring: ignoring).filter { claim in
+            claim.kind == .name && !SearchTerms.terms(of: claim.text).contains(where: asked.contains)
+                && !DayWords.months.contains(claim.text.lowercased()) && !DayWords.weekdays.contains(claim.text.lowercased())
+        }.map(\.text)
+    }
+}

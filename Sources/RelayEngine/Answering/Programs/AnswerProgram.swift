@@ -1,0 +1,164 @@
+import Foundation
+import LanguageModels
+
+/// The answering programs: one per ``RequestKind``. An `extract: answer` agent (the template's
+/// Wren) runs the program of the request's kind over the lines the agent before it handed on;
+/// in each, the model makes a constrained choice (a value, the lines, the deciding line) under
+/// a JSON grammar, and the engine does what a 135M model cannot — arithmetic, dates, rendering
+/// a list with its sources, and saying "the workspace does not say" when the evidence does not.
+///
+/// Where a new kind goes: a case in ``RequestKind``, its rules in ``RequestRules``, where its
+/// evidence comes from in `RelayEngine.retrieve`, and a file here with its program.
+extension RunExecutor {
+    /// The text every answer the notes cannot give starts with (the evaluation looks for it).
+    static let notFoundOpening = "The workspace does not say"
+    /// The label of an answer to a request that is not about the workspace.
+    static let generalOpening = "Not from the workspace — the model's own answer, unchecked:"
+
+    /// The program of the request's kind; nil when the kind writes freely (a draft, a request
+    /// not about the workspace) or the run has no analysis (a dropped file, an old run).
+    func answerProgram(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, lines: [SourcedLine], budget: Int, restored: Bool,
+                       tally: inout Tally) async throws -> String? {
+        guard let analysis = manifest.analysis, manifest.document == nil else { return nil }
+        switch analysis.kind {
+        case .lookup:
+            return try await answerLookup(step, agent: agent, part: part, budget: budget, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .list:
+            return try await answerList(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .yesNo:
+            return try await answerYesNo(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .compute:
+            return try await answerCompute(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .compare:
+            return answerCompare(analysis: analysis, lines: lines)
+        case .summarise:
+            return try await answerSummary(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .other:
+            // About the workspace but of no kind above ("Tell me about the shed"): the
+            // lines found, as a short summary with their sources.
+            return isGeneralRequest ? nil : try await answerSummary(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+        case .draft:
+            return nil
+        }
+    }
+
+    /// Whether the request's kind has a program that chooses (not a draft, not a request about
+    /// something the workspace does not hold).
+    var answersByProgram: Bool {
+        guard let analysis = manifest.analysis, manifest.document == nil else { return false }
+        switch analysis.kind {
+        case .draft: return false
+        case .list, .other: return !isGeneralRequest
+        default: return true
+        }
+    }
+
+    /// A request not about the workspace ("List three facts about rivers"): no first person,
+    /// no name or topic the evidence holds. It may get the model's own answer, labelled.
+    var isGeneralRequest: Bool {
+        guard let analysis = manifest.analysis, manifest.document == nil, [.other, .list].contains(analysis.kind), !analysis.tasks else { return false }
+        let words = Set(RequestRules.words(of: manifest.requestLead))
+        if !words.isDisjoint(with: RequestRules.firstPerson) || manifest.previousExchange != nil { return false }
+        let evidence = (manifest.retrieved ?? []).map(\.withHeading)
+        return Support.gap(question: manifest.requestLead, lines: evidence, ignoring: ignoredNames) != nil
+            || (evidence.map { Support.coverage(of: Support.topicTerms(of: manifest.requestLead), in: $0) }.max() ?? 0) < 1
+    }
+
+    /// The request with the names a follow-up's pronoun points back to ("What is his email?"
+    /// after an answer naming Oskar Brandt), as retrieval searched for it.
+    var evidenceQuestion: String { manifest.searchQuery(ignoring: ignoredNames) }
+
+    var ignoredNames: Set<String> { Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]) }
+
+    /// "The workspace does not say: <why>." and the closest line found, with its source.
+    func notFound(_ why: String, closest lines: [SourcedLine]) -> String {
+        var text = "\(Self.notFoundOpening): \(why)."
+        if let line = lines.first ?? (manifest.retrieved ?? []).first.map({ SourcedLine(text: $0.text, source: "\($0.path):\($0.line)") }) {
+            text += "\nThe closest line: “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
+        }
+        return text
+    }
+
+    /// A line as an answer quotes it: at most 300 characters.
+    static func clip(_ text: String, _ most: Int = 300) -> String {
+        text.count > most ? String(text.prefix(most - 1)) + "…" : text
+    }
+
+    /// "- text (path:line)".
+    static func bullet(_ line: SourcedLine) -> String {
+        "- \(line.text)" + (line.source.map { " (\($0))" } ?? "")
+    }
+
+    /// A value among `options` (`{"answer": "…"}` under a grammar that allows only them): the
+    /// index of the one the model chose (0 when its reply names none).
+    func chooseValue(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, options: [String], restored: Bool,
+                     tally: inout Tally) async throws -> Int {
+        guard options.count > 1 else { return 0 }
+        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
+        let user = prompt.user + "\n\nWhich of these answers the request: " + options.map { "“\($0)”" }.joined(separator: ", ") + "?"
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"answer": "…"}, the value from the notes that answers the request."#
+        var modelOptions = ModelOptions(maxTokens: 48)
+        modelOptions.responseSchema = ResponseSchema(name: "answer", schema: [
+            "type": "object", "properties": ["answer": ["type": "string", "enum": .array(options.map { .string($0) })]],
+            "required": ["answer"], "additionalProperties": false,
+        ])
+        let answer = try await modelCall("\(step)/0", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: modelOptions), quiet: restored, streams: false)
+        tally.add(answer)
+        let chosen = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
+        return options.firstIndex { $0 == chosen } ?? 0
+    }
+
+    /// A choice among `options` under a grammar: the index of the one the model chose (0 when
+    /// its reply names none). `question` ends the prompt.
+    func choose(_ step: Int, call: Int = 0, agent: AgentDefinition, options: [String], question: String, context: String, restored: Bool,
+                tally: inout Tally) async throws -> Int {
+        guard options.count > 1 else { return 0 }
+        let numbered = options.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "\n")
+        let user = "[User Request]:\n\(manifest.requestLead)\n\n" + (context.isEmpty ? "" : context + "\n\n") + numbered + "\n\n" + question
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"choice": number}."#
+        var modelOptions = ModelOptions(maxTokens: 16)
+        modelOptions.responseSchema = ResponseSchema(name: "choice", schema: [
+            "type": "object", "properties": ["choice": ["type": "integer", "enum": .array((1...options.count).map { .number(Double($0)) })]],
+            "required": ["choice"], "additionalProperties": false,
+        ])
+        let answer = try await modelCall("\(step)/\(call)", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: modelOptions), quiet: restored, streams: false)
+        tally.add(answer)
+        let number = Self.choices(in: answer.reply.text, key: "choice", allowed: Set(1...options.count)).first
+            ?? (try? JSONValue(parsing: answer.reply.text))?["choice"]?.intValue ?? 1
+        return max(0, min(options.count, number) - 1)
+    }
+
+    /// Several of `options` under a grammar (at most `most`), in the options' order; the engine's
+    /// `kept` indices always stay.
+    func chooseSeveral(_ step: Int, call: Int = 0, agent: AgentDefinition, options: [String], most: Int, question: String, kept: Set<Int>,
+                       restored: Bool, tally: inout Tally) async throws -> [Int] {
+        guard options.count > 1 else { return Array(options.indices) }
+        let numbered = options.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "\n")
+        let user = "[User Request]:\n\(manifest.requestLead)\n\n" + numbered + "\n\n" + question
+        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"lines": [numbers]}."#
+        var modelOptions = ModelOptions(maxTokens: 16 + most * 6)
+        modelOptions.responseSchema = ResponseSchema(name: "lines", schema: Self.choiceSchema(key: "lines", numbers: Array(1...options.count), most: most))
+        let answer = try await modelCall("\(step)/\(call)", step: step, agent: agent,
+                                         request: ModelRequest(messages: [.system(system), .user(user)], options: modelOptions), quiet: restored, streams: false)
+        tally.add(answer)
+        let picked = Self.choices(in: answer.reply.text, key: "lines", allowed: Set(1...options.count)).prefix(most).map { $0 - 1 }
+        return Array(Set(picked).union(kept)).sorted()
+    }
+}
+
+extension RunManifest {
+    /// The request as retrieval searches for it: a follow-up's pronoun ("What is his email
+    /// address?") stands for the names the previous answer gave.
+    func searchQuery(ignoring: Set<String>) -> String {
+        var query = requestLead
+        if let exchange = previousExchange, RequestRules.refersBack(requestLead) {
+            let answer = exchange.answer.split(separator: "\n").first.map(String.init) ?? exchange.answer
+            let value = RunExecutor.renderedAnswer(answer)?.value ?? answer
+            let names = Claims.extract(from: value, ignoring: ignoring).filter { $0.kind == .name }.map(\.text)
+            if !names.isEmpty { query += " " + names.joined(separator: " ") }
+        }
+        return query
+    }
+}

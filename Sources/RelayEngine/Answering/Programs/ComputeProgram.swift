@@ -1,0 +1,114 @@
+import Foundation
+
+/// Compute: a sum or a difference of amounts in the notes, or the days between two dates. The
+/// operands come from the lines about each thing the request names ("the kettle and the
+/// toaster": one amount from the best line about each); when the request names its operands no
+/// such way, the model chooses them among the amounts offered. The engine's calculator does the
+/// arithmetic, and the answer shows the operands with their sources.
+extension RunExecutor {
+    func answerCompute(_ step: Int, agent: AgentDefinition, analysis: RequestAnalysis, lines: [SourcedLine], restored: Bool,
+                       tally: inout Tally) async throws -> String {
+        let question = evidenceQuestion
+        let pool = (manifest.retrieved ?? []).map(\.withHeading)
+        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
+            return notFound(gap, closest: lines)
+        }
+        let operation = analysis.operation ?? .sum
+        if operation == .daysBetween { return daysBetween(question: question, lines: lines) }
+        if operation == .count {
+            let topic = Support.topicTerms(of: question)
+            let matching = lines.filter { Support.coverage(of: topic, in: $0.text) > 0 }
+            guard !matching.isEmpty else { return notFound("no line found speaks of it", closest: lines) }
+            return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
+        }
+        let amounts = Self.amounts(in: lines)
+        guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
+        var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
+        if operands.count < 2 {
+            let offered = Array(amounts.prefix(6))
+            let picked = try await chooseSeveral(step, agent: agent, options: offered.map { "\($0.shown): \(Self.clip(lines[$0.line].text, 120))" }, most: 4,
+                                                 question: "Which amounts does the request ask to \(operation == .sum ? "add up" : "subtract")? Choose at least two.",
+                                                 kept: [], restored: restored, tally: &tally)
+            operands = picked.count >= 2 ? picked.map { offered[$0] } : Array(offered.prefix(2))
+        }
+        guard let result = Calculator.apply(operation, to: operands.map(\.value)) else { return notFound("it cannot be computed from the lines found", closest: lines) }
+        let unit = operands.compactMap(\.unit).first.map { " " + $0 } ?? ""
+        let shown = Calculator.format(result, like: operands.map(\.number))
+        let sign = operation == .sum ? " + " : " − "
+        let parts = operands.map { "\($0.shown) (\(lines[$0.line].source ?? "?"))" }.joined(separator: sign)
+        return "\(operands.first?.prefix ?? "")\(shown)\(unit) — \(parts), \(operation == .sum ? "added" : "subtracted") by Relay's calculator"
+    }
+
+    /// An amount of a line: its value, as written, its unit, and the line.
+    struct Amount {
+        var value: Double
+        var number: String
+        var shown: String
+        var prefix: String = ""
+        var unit: String?
+        var line: Int
+    }
+
+    /// The amounts of `lines` (numbers with a money sign or a unit; years, dates and list numbers left out), in order.
+    static func amounts(in lines: [SourcedLine]) -> [Amount] {
+        var result: [Amount] = []
+        for (index, line) in lines.enumerated() {
+            let bytes = Array(line.text.utf8)
+            for found in Claims.scan(line.text, ignoring: []) where found.claim.kind == .number && !AnswerEvidence.isYear(found.claim.text) {
+                let text = found.claim.text
+                let symbol = text.first.map { "€$£¥".contains($0) } ?? false
+                let end = min(bytes.count, found.offset + text.utf8.count)
+                let after = String(decoding: bytes[end...].prefix(24), as: UTF8.self)
+                let word = after.split(separator: " ").first.map { $0.trimmingCharacters(in: .punctuationCharacters).lowercased() } ?? ""
+                let unit = AnswerEvidence.anyUnit.contains(word) ? word : nil
+                guard symbol || unit != nil, let value = Calculator.number(text) else { continue }
+                let prefix = symbol ? String(text.prefix(1)) : ""
+                let number = symbol ? String(text.dropFirst()) : text
+                result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index))
+            }
+        }
+        return result
+    }
+
+    /// One amount for each thing the request joins with "and" or commas ("the kettle and the
+    /// toaster"): the first amount of the line that best covers that part's words.
+    static func operandsByPart(question: String, amounts: [Amount], lines: [SourcedLine]) -> [Amount] {
+        let lowered = question.lowercased()
+        let parts = lowered.components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
+        guard parts.count >= 2 else { return [] }
+        var chosen: [Amount] = []
+        var used: Set<Int> = []
+        for part in parts {
+            let topic = Support.topicTerms(of: part).subtracting(Support.topicTerms(of: parts.filter { $0 != part }.joined(separator: " ")))
+            guard !topic.isEmpty else { continue }
+            let best = amounts.filter { !used.contains($0.line) }
+                .map { ($0, Support.coverage(of: topic, in: lines[$0.line].text)) }
+                .filter { $0.1 > 0 }.max { $0.1 < $1.1 }
+            guard let amount = best?.0 else { continue }
+            used.insert(amount.line)
+            chosen.append(amount)
+        }
+        return chosen
+    }
+
+    /// Days between the two dates the request or its lines give ("until" a date counts from today).
+    private func daysBetween(question: String, lines: [SourcedLine]) -> String {
+        let today = RelayEngine.today(manifest.localDate)
+        var dates: [(day: Date, shown: String, source: String?)] = []
+        for claim in Claims.extract(from: question) where claim.kind == .date {
+            if let day = DayWords.parse(claim.text, today: today) { dates.append((day, claim.text, nil)) }
+        }
+        let words = " " + RequestRules.words(of: question).joined(separator: " ") + " "
+        let fromToday = [" until ", " till ", " before ", " since ", " ago ", " left ", " away "].contains { words.contains($0) }
+        for line in lines where dates.count < (fromToday ? 1 : 2) {
+            for claim in Claims.extract(from: line.text) where claim.kind == .date && dates.count < (fromToday ? 1 : 2) {
+                if let day = DayWords.parse(claim.text, today: today), !dates.contains(where: { $0.day == day }) { dates.append((day, claim.text, line.source)) }
+            }
+        }
+        if fromToday, let now = DayWords.date(today) { dates.insert((now, "today (\(today))", nil), at: 0) }
+        guard dates.count >= 2 else { return notFound("the lines found hold no two dates to count between", closest: lines) }
+        let count = abs(DayWords.days(from: dates[0].day, to: dates[1].day))
+        let sources = dates.prefix(2).map { $0.shown + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: " and ")
+        return "\(count) day\(count == 1 ? "" : "s") — between \(sources), counted by Relay's calculator"
+    }
+}

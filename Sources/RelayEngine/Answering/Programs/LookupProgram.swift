@@ -1,0 +1,92 @@
+import Foundation
+import LanguageModels
+
+/// Lookup: one value of the kind asked for — a name, a date with its time, a number with its
+/// unit, an email address, a phone number, a street address, a web address, a reason. The
+/// engine offers only values of that kind from lines about what the question is about; the
+/// model chooses among them; the answer quotes the line it came from (and, after two hops, the
+/// line that led there). With no such value, the workspace does not say.
+extension RunExecutor {
+    func answerLookup(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, analysis: RequestAnalysis, lines: [SourcedLine],
+                      restored: Bool, tally: inout Tally) async throws -> String {
+        let question = evidenceQuestion
+        let pool = (manifest.retrieved ?? []).map(\.withHeading)
+        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
+            return notFound(gap, closest: lines)
+        }
+        guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
+        let value = analysis.value ?? .phrase
+        if value.isSpan {
+            return try await answerSpan(step, agent: agent, part: part, budget: budget, value: value, lines: lines, question: question, restored: restored, tally: &tally)
+        }
+        if value == .reason, let line = lines.first {
+            // A reason is a sentence, not a value: the line the previous agent put first.
+            return "“\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
+        }
+        if value == .time, let found = spanOptions(.time, in: lines, question: question).first {
+            let line = lines[found.line]
+            return "\(found.text) — “\(Self.quote(of: found.text, in: line.text))”" + (line.source.map { " (\($0))" } ?? "")
+        }
+        let earlier = manifest.previousExchange?.message
+        let texts = lines.map(\.text)
+        let fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
+                                                  limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
+        if fitting.isEmpty, value != .phrase {
+            return notFound("the lines found hold no \(value.described.split(separator: " ").dropFirst().joined(separator: " ")) for it", closest: lines)
+        }
+        let ranked = fitting.isEmpty
+            ? AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier, limit: Self.answerChoices, asked: value.asked)
+            : fitting
+        guard !ranked.isEmpty else { return notFound("the lines found hold no value that answers it", closest: lines) }
+        let candidates = AnswerCandidates.close(ranked)
+        let index = try await chooseValue(step, agent: agent, part: part, budget: budget, options: candidates.map(\.text), restored: restored, tally: &tally)
+        let chosen = candidates[index]
+        let line = lines[chosen.line]
+        var shown = chosen.text
+        // "When …?": a date keeps the time written next to it ("19 November at 14:30").
+        if [.date, .time].contains(value), let time = ValueSpans.time(after: chosen.text, in: line.text) { shown += time }
+        // The sentence the value was found in with the most evidence.
+        let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
+        return "\(shown) — “\(Self.clip(quoted))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
+    }
+
+    /// An email address, phone number, web or street address: a span of that kind, whole, from
+    /// a line about what the question is about (or a line a second hop found).
+    private func answerSpan(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, value: ValueKind, lines: [SourcedLine],
+                            question: String, restored: Bool, tally: inout Tally) async throws -> String {
+        let options = spanOptions(value, in: lines, question: question)
+        guard !options.isEmpty else {
+            return notFound("the lines found hold no \(value.described.split(separator: " ").dropFirst().joined(separator: " ")) for it", closest: lines)
+        }
+        let offered = Array(options.prefix(Self.answerChoices))
+        let index = try await chooseValue(step, agent: agent, part: part, budget: budget, options: offered.map(\.text), restored: restored, tally: &tally)
+        let chosen = offered[index]
+        let line = lines[chosen.line]
+        return "\(chosen.text) — “\(Self.quote(of: chosen.text, in: line.text))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
+    }
+
+    /// The spans of `value` in `lines`, in the lines' order, from lines that share a word of
+    /// what the question is about or came from a second hop (a line after the first that names
+    /// who the first line named).
+    func spanOptions(_ value: ValueKind, in lines: [SourcedLine], question: String) -> [(text: String, line: Int)] {
+        let topic = Support.topicTerms(of: question)
+        let hopNames = lines.first.map { Set(Evidence.newNames(in: $0.text, question: question, ignoring: ignoredNames).flatMap { SearchTerms.terms(of: $0) }) } ?? []
+        var result: [(String, Int)] = []
+        var seen: Set<String> = []
+        for (index, line) in lines.enumerated() {
+            let terms = Set(SearchTerms.terms(of: line.text))
+            guard topic.isEmpty || !topic.isDisjoint(with: terms) || !hopNames.isDisjoint(with: terms) else { continue }
+            for span in ValueSpans.find(value, in: line.text) where seen.insert(span).inserted { result.append((span, index)) }
+        }
+        return result
+    }
+
+    /// "\nvia “…” (path:line)": the first line, when the answer came from another line that a
+    /// name in the first one led to (two hops).
+    private func via(line index: Int, in lines: [SourcedLine]) -> String {
+        guard index > 0, let first = lines.first, !Evidence.newNames(in: first.text, question: evidenceQuestion, ignoring: ignoredNames).isEmpty,
+              Evidence.newNames(in: first.text, question: evidenceQuestion, ignoring: ignoredNames).contains(where: { name in
+                  !Set(SearchTerms.terms(of: name)).isDisjoint(with: SearchTerms.terms(of: lines[index].text)) }) else { return "" }
+        return "\nvia “\(Self.clip(first.text, 160))”" + (first.source.map { " (\($0))" } ?? "")
+    }
+}

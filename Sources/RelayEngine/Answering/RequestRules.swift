@@ -1,0 +1,259 @@
+import Foundation
+
+/// Decides a request's kind from its grammar: the words it opens with (a question word, an
+/// auxiliary verb, an imperative), and a few phrases that say what is wanted ("in total",
+/// "cheapest", "to-do"). Every rule is a row of a table below with the reason it exists; a new
+/// phrasing goes into a table, not into code. Pure functions of their arguments.
+///
+/// For example:
+/// ```swift
+/// RequestRules.analyse("Did I pay the plumber?", today: "2026-11-27").kind      // .yesNo
+/// RequestRules.analyse("What is still on my to-do list?", today: "2026-11-27").kind   // .list
+/// ```
+enum RequestRules {
+    // MARK: The tables
+
+    /// Polite openings that say nothing about the kind: "please", "can you" before a verb
+    /// ("Can you tell me who …" is a lookup, not a yes/no question).
+    static let politeOpenings: [[String]] = [
+        ["please"], ["can", "you"], ["could", "you"], ["would", "you"], ["will", "you"], ["can", "i", "have"],
+        ["i", "want", "to", "know"], ["i'd", "like", "to", "know"], ["i", "wonder"], ["do", "you", "know"],
+        ["tell", "me"], ["remind", "me"], ["show", "me"], ["give", "me"], ["find"], ["find", "out"], ["look", "up"], ["check"],
+    ]
+
+    /// Verbs that open a request for new text; with one of ``draftObjects`` it is a draft.
+    static let draftVerbs: Set<String> = ["draft", "write", "compose", "prepare", "pen"]
+    /// What a draft is (a poem or a story is new text too, but about nothing in the notes: other).
+    static let draftObjects: Set<String> = ["message", "email", "e-mail", "note", "reply", "letter", "text", "invitation", "invite",
+                                            "card", "thank-you", "reminder", "post", "answer", "response", "apology", "request", "sms"]
+
+    /// Openings and phrases of a request for a summary.
+    static let summaryOpenings: Set<String> = ["summarise", "summarize", "recap", "outline", "overview", "digest"]
+    static let summaryPhrases: [String] = [
+        "sum up", "a summary", "an overview", "what did i do", "what have i done", "what happened", "how was my", "catch me up",
+        "what went on", "the gist", "main points", "key points", "what was my week", "what did we do",
+    ]
+
+    /// Phrases of arithmetic, and the operation each means. "How many days until" counts days
+    /// from today; "in total" adds what the notes hold.
+    static let computePhrases: [(phrase: String, operation: RequestAnalysis.Operation)] = [
+        ("how many days between", .daysBetween), ("how many days until", .daysBetween), ("how many days till", .daysBetween),
+        ("how many days since", .daysBetween), ("how many days from", .daysBetween), ("how many days before", .daysBetween),
+        ("how many days after", .daysBetween), ("how many days are there between", .daysBetween), ("how many days is it until", .daysBetween),
+        ("how many weeks between", .daysBetween), ("how many weeks until", .daysBetween), ("how long until", .daysBetween),
+        ("how long between", .daysBetween), ("how long is it until", .daysBetween), ("days apart", .daysBetween),
+        ("how much more", .difference), ("how many more", .difference), ("difference between", .difference), ("how much less", .difference),
+        ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
+        ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
+        ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum),
+        ("how many times", .count),
+    ]
+
+    /// Superlatives and comparatives, and which end of the values they want.
+    static let compareWords: [(phrase: String, operation: RequestAnalysis.Operation)] = [
+        ("least expensive", .lowest), ("most expensive", .highest), ("cheapest", .lowest), ("cheaper", .lowest), ("lowest", .lowest),
+        ("smallest", .lowest), ("fewest", .lowest), ("least", .lowest), ("shortest", .lowest), ("dearest", .highest),
+        ("highest", .highest), ("largest", .highest), ("biggest", .highest), ("longest", .highest), ("most", .highest),
+        ("priciest", .highest), ("best paid", .highest), ("earliest", .earliest), ("soonest", .earliest), ("oldest", .earliest),
+        ("first", .earliest), ("latest", .latest), ("newest", .latest), ("most recent", .latest), ("last", .latest),
+    ]
+    /// Superlatives above that also open ordinary lookups ("When is my first appointment?" still
+    /// compares; "What did I do last" does not): they count only after "which", "what", "who"
+    /// and a noun, or before "one".
+    static let weakCompareWords: Set<String> = ["first", "last", "most", "least"]
+
+    /// Openings and phrases of a request for every matching item.
+    static let listOpenings: Set<String> = ["list", "enumerate", "itemise", "itemize"]
+    static let listPhrases: [String] = [
+        "list ", "all of them", "what are all", "which are all", "all the", "every ", "each of", "what are my", "what are the", "which ones",
+        "what else", "name all", "name every", "anything i", "what things", "what do i have to", "what is on my", "what's on my",
+        "to-do", "todo", "to do list", "to do", "still need to", "need to do", "have to do", "left to do", "open tasks", "my tasks",
+        "chores", "errands", "what should i", "what must i", "what do i still",
+    ]
+    /// Phrases that make a request about open tasks (the engine then reads the task lines of the
+    /// notes, not the lines most like the request).
+    static let taskPhrases: [String] = [
+        "to-do", "todo", "to do", "need to", "have to", "must i", "should i", "tasks", "task list", "chores", "errands",
+        "left to do", "still need", "outstanding", "pending", "open items", "not done", "haven't done", "remind me",
+    ]
+
+    /// Auxiliary verbs: a request that opens with one (after any polite opening) asks yes or no.
+    static let auxiliaries: Set<String> = [
+        "did", "do", "does", "is", "are", "was", "were", "have", "has", "had", "can", "could", "will", "would", "should", "am",
+        "shall", "may", "must", "didn't", "don't", "doesn't", "isn't", "aren't", "wasn't", "haven't", "hasn't",
+    ]
+
+    /// Question words: a request that holds one near its start asks for one value.
+    static let questionWords: Set<String> = ["who", "whom", "whose", "what", "when", "where", "which", "why", "how"]
+
+    /// Phrases that say which kind of value a lookup asks for, in the order they are tried (the
+    /// more specific first: "email address" before "address", "what time" before "when").
+    static let valuePhrases: [(phrase: String, value: ValueKind)] = [
+        ("email", .email), ("e-mail", .email), ("mail address", .email),
+        ("phone", .phone), ("mobile number", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
+        ("website", .url), ("web address", .url), ("url", .url), ("web page", .url), ("link to", .url),
+        ("address", .address), ("live", .address), ("lives", .address), ("living", .address), ("street", .address),
+        ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
+        ("when", .date), ("what date", .date), ("which date", .date), ("what day", .date), ("which day", .date), ("by when", .date),
+        ("what year", .date), ("how soon", .date), ("deadline", .date), ("due", .date),
+        ("how much", .money), ("what price", .money), ("cost", .money), ("price", .money), ("budget", .money), ("rent", .money),
+        ("fee", .money), ("pay", .money), ("paid", .money), ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money),
+        ("how many", .number), ("how far", .number), ("how long", .number), ("how old", .number), ("how big", .number),
+        ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
+        ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
+        ("what number", .number), ("what percentage", .number), ("temperature", .number), ("fare", .money), ("number", .number),
+        ("who", .person), ("whom", .person), ("whose", .person),
+        ("where", .place),
+        ("why", .reason), ("what reason", .reason), ("how come", .reason), ("how do", .reason), ("how does", .reason),
+        ("how did", .reason), ("how can", .reason), ("how should", .reason), ("how to", .reason),
+        ("called", .name), ("named", .name), ("name", .name), ("which company", .name), ("what company", .name),
+        ("which book", .name), ("what book", .name), ("which shop", .name), ("what shop", .name),
+    ]
+
+    /// Number words a request uses for a count ("three bullets").
+    static let countWords: [String: Int] = [
+        "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+        "a couple of": 2, "a few": 3,
+    ]
+    /// What a count counts in a request for a list or a summary.
+    static let countedItems: Set<String> = ["bullets", "bullet", "points", "items", "things", "lines", "sentences", "facts", "tasks", "ideas", "words"]
+
+    // MARK: Deciding
+
+    /// The analysis of `request`; `today` (`yyyy-MM-dd`) anchors "this week" and "yesterday".
+    static func analyse(_ request: String, today: String) -> RequestAnalysis {
+        let words = self.words(of: request)
+        let text = " " + words.joined(separator: " ") + " "
+        var analysis = decideKind(words: words, text: text, question: request.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("?"))
+        analysis.days = DayWords.range(in: words, today: today)
+        analysis.tasks = taskPhrases.contains { text.contains(" \($0)") }
+        analysis.count = count(in: words)
+        if analysis.kind == .lookup { analysis.value = value(asked: text) }
+        if analysis.kind == .summarise, analysis.days == nil, text.contains(" week ") {
+            analysis.days = DayWords.range(in: ["past", "week"], today: today)
+        }
+        return analysis
+    }
+
+    /// The request's words, lowercased, with "what's" as "what is" and "’" as "'".
+    static func words(of request: String) -> [String] {
+        let flat = request.lowercased().replacingOccurrences(of: "’", with: "'")
+        var result: [String] = []
+        for raw in flat.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "'" || $0 == "-") }) {
+            var word = String(raw).trimmingCharacters(in: CharacterSet(charactersIn: "'-"))
+            guard !word.isEmpty else { continue }
+            if word.hasSuffix("'s"), ["what", "who", "where", "when", "how", "that", "it", "there", "here"].contains(String(word.dropLast(2))) {
+                word = String(word.dropLast(2))
+                result += [word, "is"]
+                continue
+            }
+            result.append(word)
+        }
+        return result
+    }
+
+    private static func decideKind(words all: [String], text: String, question: Bool) -> RequestAnalysis {
+        var words = all
+        var stripped = true
+        while stripped {
+            stripped = false
+            for opening in politeOpenings where words.count > opening.count && Array(words.prefix(opening.count)) == opening {
+                words.removeFirst(opening.count)
+                stripped = true
+            }
+        }
+        let first = words.first ?? ""
+        let opening = " " + words.joined(separator: " ") + " "
+        if draftVerbs.contains(first), words.contains(where: draftObjects.contains) {
+            return RequestAnalysis(kind: .draft, why: "“\(first) … \(words.first(where: draftObjects.contains) ?? "")”: new text from the notes")
+        }
+        if summaryOpenings.contains(first) {
+            return RequestAnalysis(kind: .summarise, why: "opens with “\(first)”")
+        }
+        if let phrase = summaryPhrases.first(where: { text.contains(" \($0) ") }) {
+            return RequestAnalysis(kind: .summarise, why: "“\(phrase)” asks for a summary")
+        }
+        if let found = computePhrases.first(where: { text.contains(" \($0.phrase) ") }),
+           found.operation != .sum || hasTwoAmounts(text) {
+            var analysis = RequestAnalysis(kind: .compute, why: "“\(found.phrase)” asks for arithmetic")
+            analysis.operation = found.operation
+            return analysis
+        }
+        if let found = compareWords.first(where: { compares(text, $0.phrase) }) {
+            var analysis = RequestAnalysis(kind: .compare, why: "“\(found.phrase)” compares items")
+            analysis.operation = found.operation
+            return analysis
+        }
+        if listOpenings.contains(first) {
+            return RequestAnalysis(kind: .list, why: "opens with “\(first)”")
+        }
+        if let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
+            return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")
+        }
+        if auxiliaries.contains(first), words.count > 1 {
+            return RequestAnalysis(kind: .yesNo, why: "opens with “\(first)”: a yes/no question")
+        }
+        if let word = words.prefix(4).first(where: questionWords.contains) {
+            return RequestAnalysis(kind: .lookup, why: "“\(word)”: one value asked for")
+        }
+        if question || all.count != words.count {
+            return RequestAnalysis(kind: .lookup, why: "a question with no question word: one value asked for")
+        }
+        return RequestAnalysis(kind: .other, why: "no question word, auxiliary or known imperative opens it")
+    }
+
+    /// "in total" of one amount ("What did the total come to?") is a lookup; a sum needs two
+    /// things to add: "and", a comma, or a plural after "all".
+    private static func hasTwoAmounts(_ text: String) -> Bool {
+        text.contains(" and ") || text.contains(",") || text.contains(" both ") || text.contains(" all ") || text.contains(" my ")
+            || text.contains(" two ")
+    }
+
+    /// Whether `text` compares with `phrase`: a weak one ("first", "last", "most") only after
+    /// "which"/"what" and a noun or before "one".
+    private static func compares(_ text: String, _ phrase: String) -> Bool {
+        guard text.contains(" \(phrase) ") else { return false }
+        guard weakCompareWords.contains(phrase) else { return true }
+        return text.contains(" which \(phrase) ") || text.contains(" \(phrase) one ") || text.contains(" the \(phrase) of ")
+    }
+
+    /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
+    static func value(asked text: String) -> ValueKind {
+        valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+    }
+
+    /// Pronouns that point back to what the previous answer named: a follow-up ("What is his
+    /// email address?") is about that person or thing.
+    static let backReferences: Set<String> = ["he", "she", "him", "her", "his", "hers", "they", "them", "their", "theirs", "it", "its", "that", "there"]
+
+    /// Words that make a request about the person's own workspace.
+    static let firstPerson: Set<String> = ["i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us", "our", "ours"]
+
+    static func refersBack(_ request: String) -> Bool {
+        words(of: request).contains(where: backReferences.contains)
+    }
+
+    /// Words a line holding a value of `kind` often has, for the second search of two hops.
+    static func slotWords(for kind: ValueKind) -> String {
+        switch kind {
+        case .email: "email"
+        case .phone: "phone"
+        case .address, .place: "address lives"
+        case .url: "website"
+        default: ""
+        }
+    }
+
+    /// "three bullets", "5 points", "top 3": how many items the request wants.
+    static func count(in words: [String]) -> Int? {
+        for (index, word) in words.enumerated() where index + 1 < words.count {
+            let next = words[index + 1]
+            let number = Int(word) ?? countWords[word]
+            if let number, countedItems.contains(next) || (index + 2 < words.count && countedItems.contains(words[index + 2])) {
+                return number
+            }
+            if word == "top", let number = Int(next) ?? countWords[next] { return number }
+        }
+        return nil
+    }
+}

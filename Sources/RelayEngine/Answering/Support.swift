@@ -1,0 +1,58 @@
+import Foundation
+
+/// Whether the evidence found for a question can answer it at all, decided from the evidence
+/// itself before any model runs: a question about something the workspace does not hold gets
+/// "the workspace does not say", never the nearest value of another line (a 135M model's
+/// general knowledge is mostly invention, and the nearest value is a wrong fact stated as one).
+/// Pure functions of their arguments.
+enum Support {
+    /// Words that say what kind of value is asked, or how, rather than what about: a line that
+    /// answers seldom repeats them ("What is Oskar's *phone number*?" is answered by "Oskar: 0161
+    /// 555 0199"). Stems, as ``SearchTerms`` makes them.
+    static let askingWords: Set<String> = Set(SearchTerms.terms(of: """
+        name names named called call number numbers address addresses email mail phone mobile telephone date dates time times day \
+        days year much many cost costs price prices amount pay paid spend spent total value kind sort type person people thing things \
+        lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
+        still again exactly actually usually really also new old get got make made take took come came go went going see saw \
+        want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought
+        """))
+
+    /// The words of the kinds' own phrases ("cheapest", "in total", "to-do"): they say what to do
+    /// with the values, not what the values are about.
+    static let kindWords: Set<String> = Set(
+        (RequestRules.compareWords.map(\.phrase) + RequestRules.computePhrases.map(\.phrase) + RequestRules.listPhrases + RequestRules.taskPhrases
+            + RequestRules.summaryPhrases).flatMap { SearchTerms.terms(of: $0) })
+
+    /// The question's words that say what it is about.
+    static func topicTerms(of question: String) -> Set<String> {
+        Set(SearchTerms.terms(of: question)).subtracting(askingWords).subtracting(kindWords).filter { $0.count >= 3 || $0.first?.isNumber == true }
+    }
+
+    /// The share of `terms` in `line`.
+    static func coverage(of terms: Set<String>, in line: String) -> Double {
+        guard !terms.isEmpty else { return 1 }
+        return Double(terms.intersection(SearchTerms.terms(of: AnswerEvidence.withoutPaths(line))).count) / Double(terms.count)
+    }
+
+    /// Why `lines` (the evidence, best first) cannot answer `question`, or nil when they may:
+    /// - a name the question holds is in no line ("Who is Zebedee Farrow?");
+    /// - no line shares a word of what the question is about;
+    /// - the best line shares at most half of those words, and one of them is in no line at all
+    ///   (for "What is my neighbour's dog called?", lines about the neighbour, none about a dog).
+    static func gap(question: String, lines: [String], ignoring: Set<String>) -> String? {
+        guard !lines.isEmpty else { return "no line of the workspace matches the request" }
+        let pool = lines.map { Set(SearchTerms.terms(of: AnswerEvidence.withoutPaths($0))) }
+        let everything = pool.reduce(into: Set<String>()) { $0.formUnion($1) }
+        for claim in Claims.extract(from: question, ignoring: ignoring) where claim.kind == .name {
+            let terms = Set(SearchTerms.terms(of: claim.text))
+            if !terms.isEmpty, terms.isDisjoint(with: everything) { return "no line of the workspace mentions \(claim.text)" }
+        }
+        let topic = topicTerms(of: question)
+        guard !topic.isEmpty else { return nil }
+        let best = pool.map { Double(topic.intersection($0).count) / Double(topic.count) }.max() ?? 0
+        if best == 0 { return "no line of the workspace speaks of \(topic.sorted().joined(separator: ", "))" }
+        let absent = topic.subtracting(everything)
+        if best <= 0.5, let missing = absent.sorted().first { return "the notes found say nothing of “\(missing)”" }
+        return nil
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+@testable import RelayEngine
+import Testing
+
+/// The kind of a request is decided from its grammar (RequestRules): each kind from a dozen
+/// phrasings, several of them in words the evaluation never uses.
+@Suite struct RequestKindTests {
+    static let today = "2026-11-27"  // a Friday
+
+    static func kind(_ request: String) -> RequestKind { RequestRules.analyse(request, today: today).kind }
+
+    @Test(arguments: [
+        "What is my sister called?", "Who did I lend my drill to?", "When is my dentist appointment?", "How much did the kettle cost?",
+        "Where does Oskar live?", "What's the wifi password?", "Which bakery sells the rye bread?", "Why did the meeting move?",
+        "Can you tell me who fixed the boiler?", "What time does the train leave?", "Tell me the name of the vet",
+        "How many samples did the lab take?",
+    ])
+    func aQuestionForOneValueIsALookup(_ request: String) {
+        #expect(Self.kind(request) == .lookup, "\(request)")
+    }
+
+    @Test(arguments: [
+        "What is still on my to-do list?", "List my open tasks", "What do I still need to do?", "Which books did I borrow? List all of them",
+        "What are all the plants I bought?", "list everything I have to do before Friday", "Please list the chores", "What's on my todo list?",
+        "Enumerate the tools in the shed", "what else do I have to do this week", "Name all the people I met", "What are my tasks?",
+    ])
+    func aRequestForEveryMatchingItemIsAList(_ request: String) {
+        #expect(Self.kind(request) == .list, "\(request)")
+    }
+
+    @Test(arguments: [
+        "Did I pay the plumber?", "Have I called the vet yet?", "Is the dentist appointment on Thursday?", "Was the parcel delivered?",
+        "Does Oskar still have my drill?", "Can Mira come to the party?", "Do I need to renew my passport?", "Are the tickets booked?",
+        "Has the landlord answered?", "Will the shop open on Sunday?", "Should I bring the charger?", "Didn't I already buy milk?",
+    ])
+    func aRequestOpeningWithAnAuxiliaryIsYesOrNo(_ request: String) {
+        #expect(Self.kind(request) == .yesNo, "\(request)")
+    }
+
+    @Test(arguments: [
+        ("How much did I spend on the kettle and the toaster in total?", RequestAnalysis.Operation.sum),
+        ("What did the train and the hotel cost altogether?", .sum), ("Add up the deposit and the first rent", .sum),
+        ("How many days between the dentist and the party?", .daysBetween), ("How many days until my flight?", .daysBetween),
+        ("How much more did the sofa cost than the chair?", .difference), ("What is the difference between the two quotes?", .difference),
+        ("How long until the lease ends?", .daysBetween), ("What is the sum of the two deposits?", .sum),
+        ("How many days are there between the two deadlines?", .daysBetween), ("How much cheaper was the second quote?", .difference),
+        ("How many times did I go swimming?", .count),
+    ])
+    func arithmeticIsComputeWithItsOperation(_ request: String, _ operation: RequestAnalysis.Operation) {
+        let analysis = RequestRules.analyse(request, today: Self.today)
+        #expect(analysis.kind == .compute, "\(request)")
+        #expect(analysis.operation == operation, "\(request)")
+    }
+
+    @Test(arguments: [
+        ("Which quote is the cheapest?", RequestAnalysis.Operation.lowest), ("Which roofer was most expensive?", .highest),
+        ("What is the latest version?", .latest), ("Which appointment is earliest?", .earliest), ("Who offered the lowest price?", .lowest),
+        ("Which flat is the largest?", .highest), ("What is the newest release?", .latest), ("Which supplier is cheaper?", .lowest),
+        ("Which is the oldest invoice?", .earliest), ("Which hike was the longest?", .highest), ("Which shop had the highest price?", .highest),
+        ("Which was the first one we booked?", .earliest),
+    ])
+    func superlativesAreComparisons(_ request: String, _ operation: RequestAnalysis.Operation) {
+        let analysis = RequestRules.analyse(request, today: Self.today)
+        #expect(analysis.kind == .compare, "\(request)")
+        #expect(analysis.operation == operation, "\(request)")
+    }
+
+    @Test(arguments: [
+        "Summarise my week", "Summarize this week's notes in three bullets", "What did I do on Tuesday?", "Give me a summary of the meeting",
+        "Recap yesterday", "sum up the last 3 days", "What happened last week?", "Can you give me an overview of the project?",
+        "catch me up on the garden", "What did I do yesterday?", "Outline the report", "How was my weekend?",
+    ])
+    func aRequestForASummaryIsSummarise(_ request: String) {
+        #expect(Self.kind(request) == .summarise, "\(request)")
+    }
+
+    @Test(arguments: [
+        "Draft a message to Oskar asking for my drill back", "Write a short email to the landlord about the boiler",
+        "Compose a thank-you note for Mira", "Please write a reply to Jonas", "Draft a reminder for the team meeting",
+        "Write a text to my sister about Sunday", "Can you draft an invitation to the party?", "Prepare a note for the plumber",
+        "write an apology to Ada", "Draft an answer to the council", "Write a letter to the bank", "Compose a message to the neighbours",
+    ])
+    func aRequestForNewTextAboutTheNotesIsADraft(_ request: String) {
+        #expect(Self.kind(request) == .draft, "\(request)")
+    }
+
+    @Test func aPoemIsNoDraftAndAnImperativeOfNoKnownKindIsOther() {
+        #expect(Self.kind("Write a poem about autumn") == .other)
+        #expect(Self.kind("Translate hello into French") == .other)
+    }
+
+    @Test func theValueALookupAsksForIsReadFromItsWords() {
+        func value(_ request: String) -> ValueKind? { RequestRules.analyse(request, today: Self.today).value }
+        #expect(value("What is Oskar's email address?") == .email)
+        #expect(value("What's the plumber's phone number?") == .phone)
+        #expect(value("Where does Oskar live?") == .address)
+        #expect(value("What is the address of the bakery?") == .address)
+        #expect(value("When is my dentist appointment?") == .date)
+        #expect(value("What time does the train leave?") == .time)
+        #expect(value("How much did I pay for the kettle?") == .money)
+        #expect(value("How many samples were taken?") == .number)
+        #expect(value("Who fixed the boiler?") == .person)
+        #expect(value("Where is the workshop?") == .place)
+        #expect(value("Why did the meeting move?") == .reason)
+        #expect(value("What is the website of the museum?") == .url)
+    }
+
+    @Test func theDaysARequestNamesAreCountedFromToday() {
+        func days(_ request: String) -> RequestAnalysis.DayRange? { RequestRules.analyse(request, today: Self.today).days }
+        #expect(days("Summarise my week").map { [$0.from, $0.to] } == ["2026-11-21", "2026-11-27"])
+        #expect(days("What did I do this week?").map { [$0.from, $0.to] } == ["2026-11-23", "2026-11-27"])
+        #expect(days("What happened last week?").map { [$0.from, $0.to] } == ["2026-11-16", "2026-11-22"])
+        #expect(days("What did I do yesterday?").map { [$0.from, $0.to] } == ["2026-11-26", "2026-11-26"])
+        #expect(days("What did I do on Tuesday?").map { [$0.from, $0.to] } == ["2026-11-24", "2026-11-24"])
+        #expect(days("What did I do in October?").map { [$0.from, $0.to] } == ["2026-10-01", "2026-10-31"])
+        #expect(days("What is my sister called?") == nil)
+    }
+
+    @Test func aCountInTheRequestLimitsTheItems() {
+        #expect(RequestRules.analyse("Summarise my week in three bullets", today: Self.today).count == 3)
+        #expect(RequestRules.analyse("List the top 5 tasks", today: Self.today).count == 5)
+        #expect(RequestRules.analyse("Summarise my week", today: Self.today).count == nil)
+    }
+
+    @Test func theKindAndWhyAreShownInOneLine() {
+        let shown = RequestRules.analyse("Did I pay the plumber?", today: Self.today).shown
+        #expect(shown == "Request kind: yes/no — opens with “did”: a yes/no question")
+    }
+}
