@@ -81,7 +81,7 @@ public struct RelayEngine: Sendable {
         if conversation != nil, let bytes = try? workspace.read(chatFile) {
             manifest.previousExchange = Conversation.lastExchange(in: String(decoding: bytes, as: UTF8.self))
         }
-        manifest.analysis = RequestRules.analyse(text, today: Self.today(date))
+        manifest.analysis = Self.analysis(of: text, roster: manifest.roster, today: Self.today(date))
         applyShape(of: relay, roster: roster, message: single == nil ? text : nil,
                    transcript: conversation == nil ? nil : transcript(ofChat: chatFile), to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
@@ -124,7 +124,7 @@ public struct RelayEngine: Sendable {
             manifest.chatFile = resolved.relative
             manifest.conversation = stem
             manifest.previousExchange = Conversation.lastExchange(in: text)
-            manifest.analysis = RequestRules.analyse(message, today: Self.today(date))
+            manifest.analysis = Self.analysis(of: message, roster: manifest.roster, today: Self.today(date))
         case .file:
             manifest.chatFile = Conversation.chatPath("\(relay.name)-\(stem)")
             manifest.conversation = "\(relay.name)-\(stem)"
@@ -327,6 +327,13 @@ public struct RelayEngine: Sendable {
     private func readContext() -> String {
         guard let bytes = try? workspace.read("context.md") else { return "" }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The request's analysis, for a roster that uses it (an agent that retrieves evidence or
+    /// answers by the kind's program); nil for one whose agents only write.
+    static func analysis(of request: String, roster: [AgentDefinition], today: String) -> RequestAnalysis? {
+        guard roster.contains(where: { $0.extract == .answer || ($0.retrieve ?? 0) > 0 }) else { return nil }
+        return RequestRules.analyse(request, today: today)
     }
 
     /// The day "today", "this week" and "yesterday" are counted from: the local date, or

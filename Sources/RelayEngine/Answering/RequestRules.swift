@@ -69,6 +69,9 @@ enum RequestRules {
         "what else", "name all", "name every", "anything i", "what things", "what do i have to", "what is on my", "what's on my",
         "to-do", "todo", "to do list", "to do", "still need to", "need to do", "have to do", "left to do", "open tasks", "my tasks",
         "chores", "errands", "what should i", "what must i", "what do i still",
+        // "Who" with a verb of coming or being there asks for the set of people, not one person.
+        "who is coming", "who's coming", "who are coming", "who came", "who will come", "who attended", "who went", "who was there",
+        "who is invited", "who was invited", "who are invited", "who is going", "who's going",
     ]
     /// Phrases that make a request about open tasks (the engine then reads the task lines of the
     /// notes, not the lines most like the request).
@@ -89,25 +92,33 @@ enum RequestRules {
     /// Phrases that say which kind of value a lookup asks for, in the order they are tried (the
     /// more specific first: "email address" before "address", "what time" before "when").
     static let valuePhrases: [(phrase: String, value: ValueKind)] = [
+        // Nouns that name the value whatever the question word.
         ("email", .email), ("e-mail", .email), ("mail address", .email),
         ("phone", .phone), ("mobile number", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
         ("website", .url), ("web address", .url), ("url", .url), ("web page", .url), ("link to", .url),
-        ("address", .address), ("live", .address), ("lives", .address), ("living", .address), ("street", .address),
-        ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
-        ("when", .date), ("what date", .date), ("which date", .date), ("what day", .date), ("which day", .date), ("by when", .date),
-        ("what year", .date), ("how soon", .date), ("deadline", .date), ("due", .date),
-        ("how much", .money), ("what price", .money), ("cost", .money), ("price", .money), ("budget", .money), ("rent", .money),
-        ("fee", .money), ("pay", .money), ("paid", .money), ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money),
+        // Then the question word decides ("Who will pay the rent?" asks for a person, "How many
+        // samples were lost when …" for a number): measures first, then time, people, places.
+        ("how much", .money), ("what price", .money),
         ("how many", .number), ("how far", .number), ("how long", .number), ("how old", .number), ("how big", .number),
         ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
         ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
-        ("what number", .number), ("what percentage", .number), ("temperature", .number), ("fare", .money), ("number", .number),
+        ("what number", .number), ("what percentage", .number), ("temperature", .number),
+        ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
+        ("when", .date), ("what date", .date), ("which date", .date), ("what day", .date), ("which day", .date), ("by when", .date),
+        ("what year", .date), ("how soon", .date),
         ("who", .person), ("whom", .person), ("whose", .person),
+        // "Where does Oskar live?" asks for a street address; "Where is the workshop?" for a place.
+        ("address", .address), ("live", .address), ("lives", .address), ("living", .address), ("street", .address),
         ("where", .place),
         ("why", .reason), ("what reason", .reason), ("how come", .reason), ("how do", .reason), ("how does", .reason),
         ("how did", .reason), ("how can", .reason), ("how should", .reason), ("how to", .reason),
+        // Without a question word that says, nouns of the value.
+        ("deadline", .date), ("due", .date),
+        ("cost", .money), ("price", .money), ("budget", .money), ("rent", .money), ("fee", .money), ("pay", .money), ("paid", .money),
+        ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money), ("fare", .money),
         ("called", .name), ("named", .name), ("name", .name), ("which company", .name), ("what company", .name),
         ("which book", .name), ("what book", .name), ("which shop", .name), ("what shop", .name),
+        ("number", .number),
     ]
 
     /// Number words a request uses for a count ("three bullets").

@@ -93,7 +93,9 @@ extension RunExecutor {
     /// index of the one the model chose (0 when its reply names none).
     func chooseValue(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, options: [String], restored: Bool,
                      tally: inout Tally) async throws -> Int {
-        guard options.count > 1 else { return 0 }
+        // Asked even for one option: the step is the agent's, journaled like any other, and a
+        // roster's answering agent always makes its call.
+        guard !options.isEmpty else { return 0 }
         let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
         let user = prompt.user + "\n\nWhich of these answers the request: " + options.map { "“\($0)”" }.joined(separator: ", ") + "?"
         let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"answer": "…"}, the value from the notes that answers the request."#
