@@ -325,6 +325,8 @@ enum Text {
         var s = replace(html, regex(#"<(script|style)[\s\S]*?</\1>"#, [.caseInsensitive]), " ")
         s = replace(s, regex(#"<!--[\s\S]*?-->"#), " ")
         s = replace(s, regex(#"<(br|p|div|h[1-6]|li|tr|header|footer|main|ul|ol)\b[^>]*>"#, [.caseInsensitive]), "\n")
+        // A table's cells stay apart: "<td>16:40</td><td>18:45</td>" is "16:40 18:45", not "16:4018:45".
+        s = replace(s, regex(#"<(td|th)\b[^>]*>"#, [.caseInsensitive]), " ")
         s = replace(s, regex(#"<[^>]+>"#), "")
         for (entity, character) in [("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " ")] {
             s = s.replacingOccurrences(of: entity, with: character)
