@@ -1845,8 +1845,7 @@ func report(_ result: ConfigResult) -> String {
 func headline(_ result: ConfigResult) -> String {
     let t = result.totals
     let kinds = t.byKind ?? byKind(result.questions)
-    var parts = ["answered \(t.answered)/\(t.questions)"]
-    if !kinds.isEmpty { parts.append("(" + kindLine(kinds) + ")") }
+    var parts = ["answered \(t.answered)/\(t.questions)" + (kinds.isEmpty ? "" : " (" + kindLine(kinds) + ")")]
     if let notFound = t.notFound, notFound[0] > 0 { parts.append("not found \(notFound[1])/\(notFound[0])") }
     parts.append("invented \(t.invented.map(String.init) ?? "n/a")")
     parts.append(String(format: "summaries: recall %.2f, %d/%d over half, precision %@", t.recall, t.overLong, t.documents,
