@@ -393,7 +393,8 @@ enum Claims {
         agent agents helper helpers team approved revision revisions based according here's there's it's i'm i'll we'll \
         you're they're let's don't doesn't isn't aren't can't won't unknown none total totals additional other context \
         workspace research chats journal markdown bullet list section sections heading paragraph topic topics purpose goal \
-        goals decision decisions preferences open relay yes no true false yours sincerely regards best kind faithfully
+        goals decision decisions preferences open relay yes no true false yours sincerely regards best kind faithfully \
+        cheers hey hiya love warmly warm wishes greetings speak talk soon hope looking forward
         """.split(whereSeparator: { $0.isWhitespace }).map(String.init))
 
     private static let comment = Text.regex(#"<!--[\s\S]*?-->"#)
@@ -1095,6 +1096,8 @@ struct Totals: Codable, Sendable {
     /// Questions the workspace cannot answer, and how many got "the workspace does not say"
     /// with nothing invented.
     var notFound: [Int]? = nil
+    /// Turns of the chat files (follow-ups), and how many were answered.
+    var chatTurns: [Int]? = nil
 }
 
 struct ConfigResult: Codable, Sendable {
@@ -1143,6 +1146,7 @@ func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], second
     let scores = documents.compactMap(\.score)
     let grounded = questions.filter { $0.score.kind != QuestionKind.general.rawValue }
     let notFound = questions.filter { $0.score.kind == QuestionKind.notfound.rawValue }
+    let chat = questions.filter { $0.via != "relay ask" }
     return Totals(
         documents: documents.count,
         recall: mean(documents.map { $0.score?.recall ?? 0 }),
@@ -1167,7 +1171,8 @@ func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], second
         byKind: byKind(questions),
         invented: grounded.reduce(0) { $0 + $1.score.precision.unsupported.count },
         inventedValues: grounded.flatMap(\.score.precision.unsupported),
-        notFound: [notFound.count, notFound.filter { $0.score.verdict == .answered }.count])
+        notFound: [notFound.count, notFound.filter { $0.score.verdict == .answered }.count],
+        chatTurns: [chat.count, chat.filter { $0.score.verdict == .answered }.count])
 }
 
 /// Asked and answered per kind; a question scored before kinds is a lookup.
@@ -1830,6 +1835,7 @@ func report(_ result: ConfigResult) -> String {
     if let notFound = t.notFound, notFound[0] > 0 {
         lines.append("unanswerable questions answered \"the workspace does not say\" with nothing invented: \(notFound[1])/\(notFound[0])")
     }
+    if let chat = t.chatTurns, chat[0] > 0 { lines.append("chat turns (follow-ups in one chat file) answered: \(chat[1])/\(chat[0])") }
     if let invented = t.invented {
         let values = heldOut ? "" : (t.inventedValues ?? []).prefix(12).joined(separator: ", ")
         lines.append("names invented in answers (numbers and names found nowhere in the workspace; kind general not counted): \(invented)"
@@ -1847,6 +1853,7 @@ func headline(_ result: ConfigResult) -> String {
     let kinds = t.byKind ?? byKind(result.questions)
     var parts = ["answered \(t.answered)/\(t.questions)" + (kinds.isEmpty ? "" : " (" + kindLine(kinds) + ")")]
     if let notFound = t.notFound, notFound[0] > 0 { parts.append("not found \(notFound[1])/\(notFound[0])") }
+    if let chat = t.chatTurns, chat[0] > 0 { parts.append("chat turns \(chat[1])/\(chat[0])") }
     parts.append("invented \(t.invented.map(String.init) ?? "n/a")")
     parts.append(String(format: "summaries: recall %.2f, %d/%d over half, precision %@", t.recall, t.overLong, t.documents,
                         percent(t.summaryPrecision).trimmingCharacters(in: .whitespaces)))
@@ -2103,6 +2110,7 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
     check(invention.verdict == .wrong && invention.precision.unsupported.contains("40"), "a draft with an invented number or name is wrong (\(invention.precision.unsupported))")
     check(score("Hi there, I will send the deposit on Monday.", draft).verdict == .wrong, "a draft that does not name the person is wrong")
     check(score("Hi Priya, " + String(repeating: "I will send it soon, ", count: 30), draft).verdict == .tooLong, "a draft over 120 words is too long")
+    check(score("Hey Priya, the deposit comes on Monday. Cheers, Odile", draft).verdict == .answered, "a greeting or sign-off before a name is not a name")
     check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .answered,
           "(known weakness) a quoted line naming the person passes as a draft: the rule checks grounding and the name, not that it is a message")
 
@@ -2138,6 +2146,9 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
     check(t.byKind?["lookup"] == [2, 1] && t.byKind?["list"] == [1, 1] && t.byKind?["notfound"] == [2, 1] && t.byKind?["general"] == [1, 1],
           "answered counts per kind (\(t.byKind ?? [:]))")
     check(t.notFound == [2, 1], "unanswerable questions: asked and answered with the promised words")
+    var turn = result("g#2", "118 euros", cost)
+    turn.via = "Chats/eval-g.md"
+    check(totals([], questions + [turn], seconds: 1).chatTurns == [1, 1], "chat turns counted apart")
     check(t.invented == 3 && !(t.inventedValues ?? []).contains("Nile"), "invented values counted over all answers but general ones (\(t.inventedValues ?? []))")
     check(kindLine(t.byKind ?? [:]) == "lookup 1/2 · list 1/1 · notfound 1/2 · general 1/1", "the kind line in the kinds' order")
     let heldOutResult = ConfigResult(config: "relay", taskSet: "general-heldout", split: "held-out", workspace: "", documents: [], questions: questions, totals: t)
