@@ -3,7 +3,9 @@
 // Journal/user/, lines added to context.md, files moved into Research/ under `relay watch`,
 // `relay ask --json`, follow-up questions written into one Chats/NAME.md — and scores what comes
 // out: fact recall of each summary, its length, the precision of its numbers and names, the
-// facts that reached context.md, questions answered exactly, seconds and tokens per task. For
+// facts that reached context.md, questions answered (each by the rule of its kind: a value, a
+// list, yes/no, a sum, a summary, a draft, "the workspace does not say", a labelled answer not
+// from the workspace), names invented in answers, seconds and tokens per task. For
 // each configuration: the workspace as `relay init` makes it ("relay"), the same workspace whose
 // chat relay is a routed relay ("route") or a plan relay ("plan"), and one plain agent ("solo");
 // then the ratios.
@@ -14,7 +16,8 @@
 //
 //   relay-eval [--model NAME] [--url URL] [--configs relay,route,plan,solo] [--tasks id,id] [--keep]
 //              [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
-//   relay-eval --self-test        checks the scorer itself (no model, no relay)
+//   relay-eval --self-test        checks the scorer itself and the task sets (no model, no relay)
+//   relay-eval --report FILE… [--rescore] [--brief]   the tables (or one line per set) of earlier results
 
 import Foundation
 import Glibc
@@ -1722,6 +1725,9 @@ func percent(_ value: Double?) -> String {
 /// Scores the stored summaries and answers of a result again with this scorer (after a change
 /// of the scorer or of the key facts); seconds and tokens stay as measured.
 func rescore(_ result: ConfigResult, tasks: TaskSet, harness: Harness) throws -> ConfigResult {
+    if let set = result.taskSet, set != tasks.label {
+        throw EvalError("--rescore: the \(result.config) results are of the task set \(set), not \(tasks.label): rescore them with --tasks-dir of their own set")
+    }
     var result = result
     let roster = result.rosterWords.map(Set.init) ?? harness.rosterWords(result.workspace)
     var sources = result.answerSources ?? []
