@@ -214,14 +214,19 @@ model-stop:
 	else rm -f "$$pidfile"; echo "no llama-server started by make model is running"; fi
 
 # ── The evaluation of the agents ───────────────────────────────────────────────────────────────
-# `make eval` scores the agents on a real model (docs/eval.md): the public task set in Tests/Eval
-# (documents of invented facts dropped in Research/ under `relay watch`, questions through
-# `relay ask`, follow-up questions written into a chat file), the template's relay against one
-# plain agent, on each model of EVAL_MODELS (smollm2: `make model`; gemma: `make model-gemma`).
-# Results: a table per task and in total, and .build/eval/MODEL/results.json. A benchmark, not a
-# test: it takes many minutes. EVAL_ARGS passes options on, e.g. EVAL_ARGS="--tasks brindle,q-run --keep".
+# `make eval` scores the agents on a real model (docs/eval.md), on three task sets in turn: the
+# public one in Tests/Eval (documents of invented facts dropped in Research/ under `relay watch`,
+# questions through `relay ask`, follow-up questions written into a chat file), then the general
+# set's dev part (Tests/Eval/general-dev, tuned on) and held-out part (Tests/Eval/general-heldout,
+# committed before tuning, run only to report): questions of every kind (issue 32). The template's
+# relay against one plain agent, on each model of EVAL_MODELS (smollm2: `make model`; gemma: `make
+# model-gemma`). Results: a table per task and in total, .build/eval/MODEL[-SET]/results.json, and
+# last one line per task set and configuration. A benchmark, not a test: it takes hours.
+# EVAL_ARGS passes options to every set, e.g. EVAL_SETS=public EVAL_ARGS="--tasks brindle,q-run --keep".
 EVAL_MODELS ?= smollm2
 EVAL_ARGS ?=
+EVAL_SETS ?= public general-dev general-heldout
+EVAL_GENERAL_CONFIGS ?= relay,solo
 GEMMA_PORT ?= 8081
 
 eval: deps
@@ -234,9 +239,20 @@ eval: deps
 	    gemma) $(MAKE) --no-print-directory model-gemma; url="http://$(MODEL_HOST):$(GEMMA_PORT)/v1"; name="gemma-3-270m" ;; \
 	    *) echo "EVAL_MODELS: unknown model '$$m' (smollm2, gemma)"; exit 2 ;; \
 	  esac; \
-	  echo; echo "▶ eval on $$m ($$url)"; \
-	  if [ -n "$$name" ]; then RELAY_MODEL="$$name" "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" $(EVAL_ARGS); \
-	  else "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" $(EVAL_ARGS); fi; \
+	  results=""; \
+	  for set in $(EVAL_SETS); do \
+	    case "$$set" in \
+	      public) dir=Tests/Eval; out=".build/eval/$$m"; configs="" ;; \
+	      general-dev|general-heldout) dir="Tests/Eval/$$set"; out=".build/eval/$$m-$$set"; configs="--configs $(EVAL_GENERAL_CONFIGS)" ;; \
+	      *) echo "EVAL_SETS: unknown task set '$$set' (public, general-dev, general-heldout)"; exit 2 ;; \
+	    esac; \
+	    echo; echo "▶ eval on $$m ($$url): task set $$set ($$dir)"; \
+	    env $${name:+RELAY_MODEL=$$name} "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" \
+	      --tasks-dir "$$dir" --out "$$out" $$configs $(EVAL_ARGS); \
+	    results="$$results $$out/results.json"; \
+	  done; \
+	  echo; echo "═══ $$m: one line per task set and configuration (dev is tuned on; held-out is not) ═══"; \
+	  "$$bin/relay-eval" --report $$results --brief; \
 	done
 
 # A second local model for `make eval EVAL_MODELS="smollm2 gemma"`: Gemma 3 270M (Q4_K_M), whose

@@ -3,7 +3,9 @@
 // Journal/user/, lines added to context.md, files moved into Research/ under `relay watch`,
 // `relay ask --json`, follow-up questions written into one Chats/NAME.md — and scores what comes
 // out: fact recall of each summary, its length, the precision of its numbers and names, the
-// facts that reached context.md, questions answered exactly, seconds and tokens per task. For
+// facts that reached context.md, questions answered (each by the rule of its kind: a value, a
+// list, yes/no, a sum, a summary, a draft, "the workspace does not say", a labelled answer not
+// from the workspace), names invented in answers, seconds and tokens per task. For
 // each configuration: the workspace as `relay init` makes it ("relay"), the same workspace whose
 // chat relay is a routed relay ("route") or a plan relay ("plan"), and one plain agent ("solo");
 // then the ratios.
@@ -14,7 +16,8 @@
 //
 //   relay-eval [--model NAME] [--url URL] [--configs relay,route,plan,solo] [--tasks id,id] [--keep]
 //              [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
-//   relay-eval --self-test        checks the scorer itself (no model, no relay)
+//   relay-eval --self-test        checks the scorer itself and the task sets (no model, no relay)
+//   relay-eval --report FILE… [--rescore] [--brief]   the tables (or one line per set) of earlier results
 
 import Foundation
 import Glibc
@@ -43,16 +46,62 @@ struct ContextLines: Codable, Sendable {
     var lines: [String]
 }
 
+/// What a request asks for (issue 32); each kind is scored by its own rule (docs/eval.md,
+/// "Scores per kind"). A question without a kind is a lookup (the public set's 35).
+enum QuestionKind: String, Codable, Sendable, CaseIterable {
+    case lookup, list, yesno, compute, compare, summarise, draft, twohop, notfound, general
+}
+
+/// What an answer must hold, by kind. Only the fields its kind uses are set (the self-test
+/// checks each question has them): `accept` (lookup, twohop, compute, compare, yesno, draft:
+/// the person the draft is for), `all` and `not` (list), `verdict` (yesno), `items` and
+/// `maxLines` (summarise), `absent` (notfound: strings the workspace must not hold, checked by
+/// the self-test), `reject` (any kind: strings that make the answer wrong outside its quotes).
+struct Expectation: Sendable {
+    var kind: QuestionKind
+    var accept: [[String]]? = nil
+    var all: [[String]]? = nil
+    var not: [[String]]? = nil
+    var verdict: String? = nil
+    var items: [Fact]? = nil
+    var maxLines: Int? = nil
+    var reject: [[String]]? = nil
+    var absent: [[String]]? = nil
+}
+
 struct Question: Codable, Sendable {
     var id: String
     var from: String
     var question: String
-    var accept: [[String]]
+    var kind: String? = nil
+    var accept: [[String]]? = nil
+    var all: [[String]]? = nil
+    var not: [[String]]? = nil
+    var verdict: String? = nil
+    var items: [Fact]? = nil
+    var maxLines: Int? = nil
+    var reject: [[String]]? = nil
+    var absent: [[String]]? = nil
+
+    var expectation: Expectation {
+        Expectation(kind: kind.flatMap(QuestionKind.init(rawValue:)) ?? .lookup, accept: accept, all: all, not: not, verdict: verdict,
+                    items: items, maxLines: maxLines, reject: reject, absent: absent)
+    }
 }
 
 struct ChatTurn: Codable, Sendable {
     var question: String
-    var accept: [[String]]
+    var kind: String? = nil
+    var accept: [[String]]? = nil
+    var all: [[String]]? = nil
+    var not: [[String]]? = nil
+    var verdict: String? = nil
+    var reject: [[String]]? = nil
+
+    var expectation: Expectation {
+        Expectation(kind: kind.flatMap(QuestionKind.init(rawValue:)) ?? .lookup, accept: accept, all: all, not: not, verdict: verdict,
+                    items: nil, maxLines: nil, reject: reject, absent: nil)
+    }
 }
 
 struct ChatTask: Codable, Sendable {
@@ -62,11 +111,59 @@ struct ChatTask: Codable, Sendable {
 }
 
 struct TaskSet: Codable, Sendable {
+    /// The set's label in the report ("general-dev"); nil for the public set.
+    var name: String? = nil
+    /// "dev" (tuned on) or "held-out" (committed before tuning, run only to report: the report
+    /// shows its ids and scores, not its questions' answers); nil for the public set.
+    var split: String? = nil
+    /// The date "today" means for the engine (YYYY-MM-DD), given to every relay process as
+    /// RELAY_TODAY, so "this week" and "yesterday" stay fixed against the notes' dates.
+    var today: String? = nil
     var documents: [DocumentTask]
     var journal: [String]
     var context: [ContextLines]
     var questions: [Question]
     var chats: [ChatTask]
+
+    var label: String { name ?? "public" }
+    var isHeldOut: Bool { split == "held-out" }
+
+    /// Reads a tasks.json; a `today` that is not a real YYYY-MM-DD date, or a question kind not
+    /// known, is an error naming the file and the field.
+    static func load(_ path: String) throws -> TaskSet {
+        guard let data = FileManager.default.contents(atPath: path) else { throw EvalError("cannot read \(path)") }
+        let tasks: TaskSet
+        do { tasks = try JSONDecoder().decode(TaskSet.self, from: data) } catch { throw EvalError("\(path): \(error)") }
+        if let today = tasks.today, TaskSet.day(today) == nil {
+            throw EvalError("\(path): \"today\": '\(today)' is not a date written YYYY-MM-DD")
+        }
+        for question in tasks.questions {
+            if let kind = question.kind, QuestionKind(rawValue: kind) == nil {
+                throw EvalError("\(path): question \(question.id): \"kind\": '\(kind)' is not one of \(QuestionKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        for chat in tasks.chats {
+            for (index, turn) in chat.turns.enumerated() {
+                if let kind = turn.kind, QuestionKind(rawValue: kind) == nil {
+                    throw EvalError("\(path): chat \(chat.id), turn \(index + 1): \"kind\": '\(kind)' is not a known kind")
+                }
+            }
+        }
+        return tasks
+    }
+
+    /// A YYYY-MM-DD day that exists (not 2027-02-30), or nil.
+    static func day(_ text: String) -> DateComponents? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let components = DateComponents(year: year, month: month, day: dayOfMonth)
+        guard let date = calendar.date(from: components) else { return nil }
+        let back = calendar.dateComponents([.year, .month, .day], from: date)
+        return back.year == year && back.month == month && back.day == dayOfMonth ? components : nil
+    }
 }
 
 // MARK: - Text: normalising and matching
@@ -231,6 +328,8 @@ enum Text {
         var s = replace(html, regex(#"<(script|style)[\s\S]*?</\1>"#, [.caseInsensitive]), " ")
         s = replace(s, regex(#"<!--[\s\S]*?-->"#), " ")
         s = replace(s, regex(#"<(br|p|div|h[1-6]|li|tr|header|footer|main|ul|ol)\b[^>]*>"#, [.caseInsensitive]), "\n")
+        // A table's cells stay apart: "<td>16:40</td><td>18:45</td>" is "16:40 18:45", not "16:4018:45".
+        s = replace(s, regex(#"<(td|th)\b[^>]*>"#, [.caseInsensitive]), " ")
         s = replace(s, regex(#"<[^>]+>"#), "")
         for (entity, character) in [("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " ")] {
             s = s.replacingOccurrences(of: entity, with: character)
@@ -297,7 +396,8 @@ enum Claims {
         agent agents helper helpers team approved revision revisions based according here's there's it's i'm i'll we'll \
         you're they're let's don't doesn't isn't aren't can't won't unknown none total totals additional other context \
         workspace research chats journal markdown bullet list section sections heading paragraph topic topics purpose goal \
-        goals decision decisions preferences open relay yes no true false yours sincerely regards best kind faithfully
+        goals decision decisions preferences open relay yes no true false yours sincerely regards best kind faithfully \
+        cheers hey hiya love warmly warm wishes greetings speak talk soon hope looking forward
         """.split(whereSeparator: { $0.isWhitespace }).map(String.init))
 
     private static let comment = Text.regex(#"<!--[\s\S]*?-->"#)
@@ -496,6 +596,10 @@ struct AnswerScore: Codable, Sendable {
     var sentences: Int
     var words: Int
     var precision: Claims.Result
+    /// The kind it was scored as (nil in results written before kinds).
+    var kind: String? = nil
+    /// Why it is not answered, or what the kind's rule counted ("items 2/3", "verdict no").
+    var why: String? = nil
 }
 
 enum Scorer {
@@ -524,18 +628,113 @@ enum Scorer {
         return String(value)
     }
 
+    /// A lookup: an accepted answer, in at most 2 sentences and 60 words.
     static func answer(_ text: String, accept: [[String]], sources: [String], roster: Set<String>) -> AnswerScore {
-        // Sentences: each line, and each sentence of a line (a bullet list of three is three).
-        let count = Text.units(text).count
-        let words = Text.wordCount(text)
-        // "value — “quote” (path:line)": the value is the answer, the quote only its evidence, so
-        // "Damaris Oyelaran — “…chief executive of Kestrelmoor Robotics.”" does not answer
-        // "Which company…?" however the quote reads.
-        let hit = Text.found(accept, anywhereIn: statedValue(of: text) ?? text)
-        let short = count <= maximumSentences && words <= maximumWords
+        answer(text, expect: Expectation(kind: .lookup, accept: accept), sources: sources, roster: roster)
+    }
+
+    // The rules per kind (docs/eval.md, "Scores per kind"). Each says what substance the kind
+    // demands, not a format: the engine's forms (`VALUE — “quote” (path:line)`, `- item
+    // (path:line)`, "Yes …", "The workspace does not say …", "Not from the workspace …") pass,
+    // and so does any other text that holds the same substance within the length.
+    /// At most this many sentences for a twohop answer: its value, and the two lines it joined.
+    static let maximumTwoHopSentences = 3
+    /// A list may have a line for each item, plus two (a heading, a closing remark).
+    static let extraListLines = 2
+    /// A summary answers when this share of its key items is in it …
+    static let summaryItemShare = 0.6
+    /// … in at most `maxLines` lines (8 unless the question says).
+    static let defaultSummaryLines = 8
+    static let maximumDraftWords = 120
+    /// A quotation of at most this many words counts as one sentence of evidence in the length
+    /// of a one-value answer (the value is the answer; a longer "quote" is a dump).
+    static let maximumQuoteWords = 40
+    static let notFoundPhrases = ["the workspace does not say", "the workspace doesn't say"]
+    static let generalLabel = "not from the workspace"
+
+    static func answer(_ text: String, expect: Expectation, sources: [String], roster: Set<String>) -> AnswerScore {
+        var sources = sources
+        // A computed value is the engine's arithmetic, not an invention: the expected result is
+        // a source of a compute answer (its operands are in the notes already).
+        if expect.kind == .compute { sources += (expect.accept ?? []).flatMap { $0 } }
+        let precision = Claims.score(withoutCitations(text), sources: sources, roster: roster)
+        let measured = quotesAsOneSentence(text)
+        let count = Text.units(measured).count
+        let words = Text.wordCount(measured)
+        let lines = text.split(whereSeparator: \.isNewline).filter { $0.contains(where: { $0.isLetter || $0.isNumber }) }.count
+        let normalized = Text.normalize(text)
+        var hit: Bool
+        var short: Bool
+        var why: String?
+        switch expect.kind {
+        case .lookup, .twohop, .compute, .compare:
+            // "value — “quote” (path:line)": the value is the answer, the quote only its evidence, so
+            // "Damaris Oyelaran — “…chief executive of Kestrelmoor Robotics.”" does not answer
+            // "Which company…?" however the quote reads.
+            hit = Text.found(expect.accept ?? [], anywhereIn: statedValue(of: text) ?? text)
+            short = count <= (expect.kind == .twohop ? maximumTwoHopSentences : maximumSentences) && words <= maximumWords
+        case .yesno:
+            let first = Text.matches(normalized, Text.regex(#"^[a-z]+"#)).first ?? ""
+            let wanted = (expect.verdict ?? "").lowercased()
+            hit = first == wanted && (expect.accept.map { Text.found($0, anywhereIn: text) } ?? true)
+            if first != wanted { why = first == "yes" || first == "no" ? "verdict \(first)" : "no verdict first" }
+            short = count <= maximumSentences && words <= maximumWords
+        case .list:
+            let items = expect.all ?? []
+            let listed = items.filter { Text.found([$0], inUnitsOf: text) }.count
+            let wrongly = (expect.not ?? []).filter { Text.found([$0], anywhereIn: withoutCitations(text)) }
+            hit = listed == items.count && wrongly.isEmpty
+            why = "items \(listed)/\(items.count)" + (wrongly.isEmpty ? "" : ", lists what it must not: \(wrongly.map { $0.joined(separator: " ") }.joined(separator: "; "))")
+            short = lines <= items.count + extraListLines
+        case .summarise:
+            let items = expect.items ?? []
+            let found = items.filter { Text.found($0, in: text) }.count
+            hit = !items.isEmpty && Double(found) / Double(items.count) >= summaryItemShare
+            why = "key items \(found)/\(items.count)"
+            short = lines <= (expect.maxLines ?? defaultSummaryLines)
+        case .draft:
+            let names = Text.found(expect.accept ?? [], anywhereIn: text)
+            hit = names && precision.unsupported.isEmpty
+            if !names { why = "does not name whom it is for" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
+            short = Text.wordCount(text) <= maximumDraftWords
+        case .notfound:
+            let says = notFoundPhrases.contains { normalized.contains(Text.normalize($0)) }
+            hit = says && precision.unsupported.isEmpty
+            if !says { why = "does not say the workspace does not say" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
+            short = true
+        case .general:
+            let labelled = normalized.contains(generalLabel)
+            let rest = normalized.replacingOccurrences(of: generalLabel, with: " ")
+            hit = labelled && Text.wordCount(rest) >= 3
+            if !labelled { why = "not labelled as not from the workspace" } else if !hit { why = "empty" }
+            short = true
+        }
+        // A value the question must not get (another person's phone number for one the notes
+        // lack), stated outside the answer's quotations, makes any answer wrong.
+        if let reject = expect.reject, Text.found(reject, anywhereIn: outsideQuotes(text)) {
+            hit = false
+            why = "states a rejected value"
+        }
         let verdict: AnswerVerdict = !hit ? .wrong : (short ? .answered : .tooLong)
-        return AnswerScore(verdict: verdict, sentences: count, words: words,
-                           precision: Claims.score(withoutCitations(text), sources: sources, roster: roster))
+        return AnswerScore(verdict: verdict, sentences: count, words: words, precision: precision, kind: expect.kind.rawValue, why: why)
+    }
+
+    private static let quotation = Text.regex(#"“[^”]*”"#)
+
+    /// `text` with each quotation of at most `maximumQuoteWords` words written as one word: a
+    /// line quoted as evidence is one sentence of the answer, whatever its own sentences.
+    static func quotesAsOneSentence(_ text: String) -> String {
+        var result = text
+        for match in quotation.matches(in: text, range: NSRange(text.startIndex..., in: text)).reversed() {
+            guard let range = Range(match.range, in: result), Text.wordCount(String(result[range])) <= maximumQuoteWords else { continue }
+            result.replaceSubrange(range, with: "“quote”")
+        }
+        return result
+    }
+
+    /// What an answer states in its own words: without its quotations and citations.
+    static func outsideQuotes(_ text: String) -> String {
+        Text.replace(withoutCitations(text), quotation, " ")
     }
 
     /// `text` without its "(path:line)" citations: the line number says where the quote is, it
@@ -850,6 +1049,8 @@ struct DocumentResult: Codable, Sendable {
 struct QuestionResult: Codable, Sendable {
     var id: String
     var from: String
+    /// The question's kind (lookup when the task set gives none).
+    var kind: String? = nil
     var question: String
     var via: String
     var state: String
@@ -889,10 +1090,24 @@ struct Totals: Codable, Sendable {
     var meanTokensPerQuestion: Double
     var totalSeconds: Double
     var totalTokens: Int
+    /// Questions and answered questions per kind ("lookup" → [asked, answered]).
+    var byKind: [String: [Int]]? = nil
+    /// Numbers and names found nowhere in the workspace (notes, context.md, documents, the
+    /// question), over all answers but those of kind general (labelled as not from the workspace).
+    var invented: Int? = nil
+    var inventedValues: [String]? = nil
+    /// Questions the workspace cannot answer, and how many got "the workspace does not say"
+    /// with nothing invented.
+    var notFound: [Int]? = nil
+    /// Turns of the chat files (follow-ups), and how many were answered.
+    var chatTurns: [Int]? = nil
 }
 
 struct ConfigResult: Codable, Sendable {
     var config: String
+    /// The task set's label ("public", "general-dev", "general-heldout") and split.
+    var taskSet: String? = nil
+    var split: String? = nil
     var workspace: String
     var documents: [DocumentResult]
     var questions: [QuestionResult]
@@ -932,6 +1147,9 @@ func microPrecision(_ results: [Claims.Result]) -> Double? {
 
 func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], seconds: Double) -> Totals {
     let scores = documents.compactMap(\.score)
+    let grounded = questions.filter { $0.score.kind != QuestionKind.general.rawValue }
+    let notFound = questions.filter { $0.score.kind == QuestionKind.notfound.rawValue }
+    let chat = questions.filter { $0.via != "relay ask" }
     return Totals(
         documents: documents.count,
         recall: mean(documents.map { $0.score?.recall ?? 0 }),
@@ -939,7 +1157,7 @@ func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], second
         overLong: scores.filter(\.overLong).count,
         meanLengthRatio: mean(scores.map(\.lengthRatio)),
         summaryPrecision: microPrecision(scores.map(\.precision)),
-        answerPrecision: microPrecision(questions.map(\.score.precision)),
+        answerPrecision: microPrecision(questions.filter { $0.score.kind != QuestionKind.general.rawValue }.map(\.score.precision)),
         factsInContext: documents.reduce(0) { $0 + $1.factsInContext.filter { $0 }.count },
         facts: documents.reduce(0) { $0 + $1.factsInContext.count },
         questions: questions.count,
@@ -952,7 +1170,30 @@ func totals(_ documents: [DocumentResult], _ questions: [QuestionResult], second
         meanTokensPerDocument: mean(documents.map { Double($0.tokens) }),
         meanTokensPerQuestion: mean(questions.map { Double($0.tokens) }),
         totalSeconds: seconds,
-        totalTokens: documents.reduce(0) { $0 + $1.tokens } + questions.reduce(0) { $0 + $1.tokens })
+        totalTokens: documents.reduce(0) { $0 + $1.tokens } + questions.reduce(0) { $0 + $1.tokens },
+        byKind: byKind(questions),
+        invented: grounded.reduce(0) { $0 + $1.score.precision.unsupported.count },
+        inventedValues: grounded.flatMap(\.score.precision.unsupported),
+        notFound: [notFound.count, notFound.filter { $0.score.verdict == .answered }.count],
+        chatTurns: [chat.count, chat.filter { $0.score.verdict == .answered }.count])
+}
+
+/// Asked and answered per kind; a question scored before kinds is a lookup.
+func byKind(_ questions: [QuestionResult]) -> [String: [Int]] {
+    var result: [String: [Int]] = [:]
+    for question in questions {
+        let kind = question.score.kind ?? question.kind ?? QuestionKind.lookup.rawValue
+        var tally = result[kind] ?? [0, 0]
+        tally[0] += 1
+        if question.score.verdict == .answered { tally[1] += 1 }
+        result[kind] = tally
+    }
+    return result
+}
+
+/// "lookup 3/5 · list 1/2 …", in the kinds' order.
+func kindLine(_ byKind: [String: [Int]]) -> String {
+    QuestionKind.allCases.compactMap { kind in byKind[kind.rawValue].map { "\(kind.rawValue) \($0[1])/\($0[0])" } }.joined(separator: " · ")
 }
 
 // MARK: - Options
@@ -972,6 +1213,8 @@ struct Options {
     /// Print the tables of earlier results (results.json or partial-CONFIG.json files) and exit.
     var reports: [String] = []
     var rescore = false
+    /// With --report: one headline line per configuration and task set, nothing else.
+    var brief = false
 
     static let knownConfigs = ["relay", "route", "plan", "solo"]
 
@@ -979,7 +1222,7 @@ struct Options {
         usage: relay-eval [--model NAME] [--url URL] [--configs relay,route,plan,solo] [--tasks id,id] [--keep]
                           [--timeout SECONDS] [--json PATH] [--relay PATH] [--tasks-dir DIR] [--out DIR]
                relay-eval --self-test
-               relay-eval --report FILE [FILE…] [--rescore] [--json PATH]
+               relay-eval --report FILE [FILE…] [--rescore] [--brief] [--json PATH]
           --model NAME      a label for the model (results go to .build/eval/NAME/); default smollm2
           --url URL         the model server (sets RELAY_MODEL_URL for every relay process)
           --configs LIST    which configurations to run: relay (the template), route (its chat relay routed to
@@ -994,7 +1237,8 @@ struct Options {
           --self-test       check the scorer on made-up texts and exit
           --report FILE…    print the tables of earlier results (results.json, partial-CONFIG.json) and exit;
                             with --rescore, score their texts again with this scorer; with --tasks, only those
-                            tasks of each; with --json, write them merged
+                            tasks of each; with --json, write them merged; with --brief, one line per
+                            configuration and task set (what `make eval` prints last)
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -1019,6 +1263,7 @@ struct Options {
             case "--out": options.out = try value()
             case "--self-test": options.selfTest = true
             case "--rescore": options.rescore = true
+            case "--brief": options.brief = true
             case "--report":
                 options.reports.append(try value())
                 while index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") { index += 1; options.reports.append(arguments[index]) }
@@ -1173,6 +1418,9 @@ final class Harness {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "RELAY_WORKSPACE")
         if let url = options.url { environment["RELAY_MODEL_URL"] = url }
+        // The task set's "today" is the engine's today in every relay process (issue 32): the
+        // notes' "this week" and "yesterday" stay where the set was written.
+        if let today = tasks.today { environment["RELAY_TODAY"] = today } else { environment.removeValue(forKey: "RELAY_TODAY") }
         self.environment = environment
     }
 
@@ -1360,14 +1608,14 @@ final class Harness {
         }
         watch.stop()
         if !options.keep { try? FileManager.default.removeItem(atPath: workspace) }
-        return ConfigResult(config: config, workspace: workspace, documents: documents, questions: questions,
+        return ConfigResult(config: config, taskSet: tasks.label, split: tasks.split, workspace: workspace, documents: documents, questions: questions,
                             totals: totals(documents, questions, seconds: now() - started),
                             rosterWords: roster.sorted(), answerSources: answerSources)
     }
 
     /// What a configuration has so far, written after every task: a run cut short still leaves its figures.
     func savePartial(_ config: String, _ documents: [DocumentResult], _ questions: [QuestionResult], started: Double) {
-        let partial = ConfigResult(config: config, workspace: outRoot + "/" + config, documents: documents, questions: questions,
+        let partial = ConfigResult(config: config, taskSet: tasks.label, split: tasks.split, workspace: outRoot + "/" + config, documents: documents, questions: questions,
                                    totals: totals(documents, questions, seconds: now() - started),
                                    rosterWords: currentRoster.sorted(), answerSources: currentSources)
         let encoder = JSONEncoder()
@@ -1376,9 +1624,11 @@ final class Harness {
     }
 
     func logQuestion(_ config: String, _ result: QuestionResult) {
-        let answer = result.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
-        log(String(format: "[%@] ask %@ %@ precision %@  %6.1f s  %6d tokens  %@", config, pad(result.id, 22), pad(result.score.verdict.rawValue, 9),
-                   percent(result.score.precision.precision), result.seconds, result.tokens, String(answer.prefix(70))))
+        // A held-out set's answers stay out of the log (they would show its questions to whoever
+        // tunes the engine); results.json keeps them for the report.
+        let answer = tasks.isHeldOut ? "" : result.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
+        log(String(format: "[%@] ask %@ %@ %@ precision %@  %6.1f s  %6d tokens  %@", config, pad(result.id, 22), pad(result.kind ?? "lookup", 9),
+                   pad(result.score.verdict.rawValue, 9), percent(result.score.precision.precision), result.seconds, result.tokens, String(answer.prefix(70))))
     }
 
     /// One question through `relay ask --json`: the answer is the `final` event's text.
@@ -1408,11 +1658,21 @@ final class Harness {
             error = finished ? "relay ask exited \(child.status ?? -1): " + ((try? String(contentsOfFile: scratch + "/ask-\(question.id).err", encoding: .utf8)) ?? "") : "timeout"
         }
         let state = runID.map { runs.journal($0) } ?? JournalState()
-        return QuestionResult(id: question.id, from: question.from, question: question.question, via: "relay ask",
+        let expect = question.expectation
+        return QuestionResult(id: question.id, from: question.from, kind: expect.kind.rawValue, question: question.question, via: "relay ask",
                               state: !finished ? "timeout" : (state.end ?? (error == nil ? "?" : "failed")), seconds: seconds, tokens: state.tokens,
-                              answer: answer, score: Scorer.answer(answer, accept: question.accept, sources: sources + [question.question], roster: roster),
-                              anywhereInTurn: Text.found(question.accept, anywhereIn: turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) },
+                              answer: answer, score: Scorer.answer(answer, expect: expect, sources: sources + [question.question], roster: roster),
+                              anywhereInTurn: inTurn(expect, turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) },
                               selection: selection, subtasks: subtasks)
+    }
+
+    /// Whether what the answer needed appeared anywhere in the turn (a diagnostic): an accepted
+    /// value, or every item of a list.
+    func inTurn(_ expect: Expectation, _ text: String) -> Bool {
+        if let accept = expect.accept { return Text.found(accept, anywhereIn: text) }
+        if let all = expect.all { return all.allSatisfy { Text.found([$0], anywhereIn: text) } }
+        if let items = expect.items { return items.contains { Text.found($0.alternatives, anywhereIn: text) } }
+        return false
     }
 
     /// A follow-up conversation written into one Chats/NAME.md under `relay watch`: each turn is
@@ -1438,11 +1698,12 @@ final class Harness {
             let file = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             let answer = info.flatMap { ChatFile.lastSection(file, run: $0.id) } ?? ""
             let whole = info.map { ChatFile.wholeTurn(file, run: $0.id) } ?? ""
+            let expect = turn.expectation
             results.append(QuestionResult(
-                id: "\(chat.id)#\(index + 1)", from: chat.from, question: turn.question, via: chatFile,
+                id: "\(chat.id)#\(index + 1)", from: chat.from, kind: expect.kind.rawValue, question: turn.question, via: chatFile,
                 state: timedOut ? (info == nil ? "no run" : "timeout") : (state.end ?? "?"), seconds: seconds, tokens: state.tokens, answer: answer,
-                score: Scorer.answer(answer, accept: turn.accept, sources: sources + asked, roster: roster),
-                anywhereInTurn: Text.found(turn.accept, anywhereIn: whole), run: info?.id,
+                score: Scorer.answer(answer, expect: expect, sources: sources + asked, roster: roster),
+                anywhereInTurn: inTurn(expect, whole), run: info?.id,
                 error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message),
                 selection: info.flatMap { ChatFile.selection(transcript: workspace + "/" + ChatFile.transcript(of: chatFile), run: $0.id) },
                 subtasks: info.flatMap { ChatFile.subtasks(transcript: workspace + "/" + ChatFile.transcript(of: chatFile), run: $0.id) }))
@@ -1464,6 +1725,9 @@ func percent(_ value: Double?) -> String {
 /// Scores the stored summaries and answers of a result again with this scorer (after a change
 /// of the scorer or of the key facts); seconds and tokens stay as measured.
 func rescore(_ result: ConfigResult, tasks: TaskSet, harness: Harness) throws -> ConfigResult {
+    if let set = result.taskSet, set != tasks.label {
+        throw EvalError("--rescore: the \(result.config) results are of the task set \(set), not \(tasks.label): rescore them with --tasks-dir of their own set")
+    }
     var result = result
     let roster = result.rosterWords.map(Set.init) ?? harness.rosterWords(result.workspace)
     var sources = result.answerSources ?? []
@@ -1480,19 +1744,22 @@ func rescore(_ result: ConfigResult, tasks: TaskSet, harness: Harness) throws ->
     }
     for index in result.questions.indices {
         let id = result.questions[index].id
-        var accept: [[String]]?
+        var expect: Expectation?
         var asked = [result.questions[index].question]
         if let question = tasks.questions.first(where: { $0.id == id }) {
-            accept = question.accept
+            expect = question.expectation
         } else if let hash = id.lastIndex(of: "#"), let chat = tasks.chats.first(where: { $0.id == String(id[..<hash]) }),
                   let turn = Int(id[id.index(after: hash)...]), turn >= 1, turn <= chat.turns.count {
-            accept = chat.turns[turn - 1].accept
+            expect = chat.turns[turn - 1].expectation
             asked = chat.turns.prefix(turn).map(\.question)
         }
-        guard let accept else { continue }
-        result.questions[index].score = Scorer.answer(result.questions[index].answer, accept: accept, sources: sources + asked, roster: roster)
+        guard let expect else { continue }
+        result.questions[index].kind = expect.kind.rawValue
+        result.questions[index].score = Scorer.answer(result.questions[index].answer, expect: expect, sources: sources + asked, roster: roster)
     }
     result.totals = totals(result.documents, result.questions, seconds: result.totals.totalSeconds)
+    result.taskSet = result.taskSet ?? tasks.label
+    result.split = result.split ?? tasks.split
     return result
 }
 
@@ -1507,8 +1774,19 @@ func table(_ rows: [[String]]) -> String {
     }.joined(separator: "\n")
 }
 
+/// "general-heldout (held-out: report only, never tuned on)", "general-dev (dev)", "public".
+func setLabel(_ result: ConfigResult) -> String {
+    let name = result.taskSet ?? "public"
+    switch result.split {
+    case "held-out": return name + " (held-out: report only, never tuned on)"
+    case let split?: return name + " (\(split))"
+    case nil: return name
+    }
+}
+
 func report(_ result: ConfigResult) -> String {
-    var lines = ["", "═══ \(result.config) ═══", ""]
+    let heldOut = result.split == "held-out"
+    var lines = ["", "═══ \(result.config) · \(setLabel(result)) ═══", ""]
     var rows = [["DOCUMENT", "KIND", "STATE", "RECALL", "RAW", "LENGTH", "PRECISION", "SECONDS", "TOKENS", "UNSUPPORTED"]]
     for document in result.documents {
         let score = document.score
@@ -1521,11 +1799,13 @@ func report(_ result: ConfigResult) -> String {
     }
     lines.append(table(rows))
     lines.append("")
-    rows = [["QUESTION", "FROM", "VIA", "RESULT", "IN TURN", "PRECISION", "SECONDS", "TOKENS", "ANSWER"]]
+    rows = [["QUESTION", "KIND", "FROM", "VIA", "RESULT", "IN TURN", "PRECISION", "SECONDS", "TOKENS", heldOut ? "WHY" : "ANSWER"]]
     for question in result.questions {
-        let answer = question.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
-        rows.append([question.id, question.from, question.via == "relay ask" ? "ask" : "chat", question.score.verdict.rawValue,
-                     question.anywhereInTurn ? "yes" : "no", percent(question.score.precision.precision),
+        // A held-out set's answers are not printed (they would show its questions); why one is
+        // not answered is (the rule it failed), and results.json keeps every text.
+        let answer = heldOut ? (question.score.why ?? "") : question.answer.split(whereSeparator: \.isNewline).joined(separator: " ")
+        rows.append([question.id, question.score.kind ?? question.kind ?? "lookup", question.from, question.via == "relay ask" ? "ask" : "chat",
+                     question.score.verdict.rawValue, question.anywhereInTurn ? "yes" : "no", percent(question.score.precision.precision),
                      String(format: "%.1f", question.seconds), "\(question.tokens)", String(answer.prefix(60))])
     }
     lines.append(table(rows))
@@ -1556,10 +1836,35 @@ func report(_ result: ConfigResult) -> String {
                         t.recall, t.rawRecall, t.overLong, t.documents, percent(t.summaryPrecision), percent(t.answerPrecision)))
     lines.append(String(format: "facts in context.md %d/%d · answered %d/%d (too long %d, wrong %d)",
                         t.factsInContext, t.facts, t.answered, t.questions, t.tooLong, t.wrong))
+    let kinds = t.byKind ?? byKind(result.questions)
+    lines.append("answered by kind: " + kindLine(kinds))
+    if let notFound = t.notFound, notFound[0] > 0 {
+        lines.append("unanswerable questions answered \"the workspace does not say\" with nothing invented: \(notFound[1])/\(notFound[0])")
+    }
+    if let chat = t.chatTurns, chat[0] > 0 { lines.append("chat turns (follow-ups in one chat file) answered: \(chat[1])/\(chat[0])") }
+    if let invented = t.invented {
+        let values = heldOut ? "" : (t.inventedValues ?? []).prefix(12).joined(separator: ", ")
+        lines.append("names invented in answers (numbers and names found nowhere in the workspace; kind general not counted): \(invented)"
+                     + (values.isEmpty ? "" : " — \(values)"))
+    }
     lines.append(String(format: "seconds per document: median %.1f, mean %.1f · per question: median %.1f · tokens per document %.0f, per question %.0f · total %.0f s, %d tokens",
                         t.medianSecondsPerDocument, t.meanSecondsPerDocument, t.medianSecondsPerQuestion, t.meanTokensPerDocument,
                         t.meanTokensPerQuestion, t.totalSeconds, t.totalTokens))
     return lines.joined(separator: "\n")
+}
+
+/// One line for a configuration of a task set: what `make eval` prints last, a line per set.
+func headline(_ result: ConfigResult) -> String {
+    let t = result.totals
+    let kinds = t.byKind ?? byKind(result.questions)
+    var parts = ["answered \(t.answered)/\(t.questions)" + (kinds.isEmpty ? "" : " (" + kindLine(kinds) + ")")]
+    if let notFound = t.notFound, notFound[0] > 0 { parts.append("not found \(notFound[1])/\(notFound[0])") }
+    if let chat = t.chatTurns, chat[0] > 0 { parts.append("chat turns \(chat[1])/\(chat[0])") }
+    parts.append("invented \(t.invented.map(String.init) ?? "n/a")")
+    parts.append(String(format: "summaries: recall %.2f, %d/%d over half, precision %@", t.recall, t.overLong, t.documents,
+                        percent(t.summaryPrecision).trimmingCharacters(in: .whitespaces)))
+    parts.append(String(format: "median %.1f s/question", t.medianSecondsPerQuestion))
+    return "\(pad(setLabel(result), 24))  \(pad(result.config, 5))  " + parts.joined(separator: " · ")
 }
 
 /// `a`/`b` for each headline figure.
@@ -1634,6 +1939,249 @@ func ratioReport(_ configs: [ConfigResult]) -> String {
 }
 
 // MARK: - Self-test of the scorer
+
+/// Checks one task set (its folder): each key fact is in one sentence of its document (a summary
+/// that copied the document would find them all), each question has the fields its kind needs and
+/// its expected strings are in the workspace (or, for an unanswerable one, its `absent` strings
+/// are not); a general set also has what issue 32 asks of it. A held-out set's messages name its
+/// ids only: the self-test runs in `make eval`, in front of whoever tunes the engine.
+@discardableResult
+func checkTaskSet(_ folder: String, options: Options, roster: Set<String>, check: (Bool, String) -> Void) -> TaskSet? {
+    let tasks: TaskSet
+    do { tasks = try TaskSet.load(folder + "/tasks.json") } catch { check(false, "\(error)"); return nil }
+    let label = tasks.label
+    let heldOut = tasks.isHeldOut
+    func named(_ id: String, _ question: String) -> String { heldOut ? "\(label) \(id)" : "\(label) \(id) ('\(question)')" }
+    let harness = Harness(options: options, tasks: tasks, tasksDir: folder, relay: "", outRoot: "")
+    do {
+        let notes = try tasks.journal.map { try harness.read($0) }
+        var sources = notes + tasks.context.flatMap(\.lines)
+        var documentTexts: [(DocumentTask, String)] = []
+        for document in tasks.documents {
+            let text = try harness.sourceText(document)
+            sources.append(text)
+            documentTexts.append((document, text))
+            check((3...8).contains(document.facts.count), "\(label) \(document.id): 3 to 8 key facts")
+            for (index, fact) in document.facts.enumerated() {
+                check(Text.found(fact, in: text), "\(label) \(document.id): \(heldOut ? "fact \(index + 1)" : "'\(fact.fact)'") is in one sentence of the document")
+            }
+            let own = Claims.score(text, sources: [text], roster: roster)
+            check(own.precision == nil || own.precision == 1, "\(label) \(document.id): the document is fully supported by itself")
+        }
+        let all = sources.joined(separator: "\n")
+        func checkExpectation(_ id: String, _ question: String, _ expect: Expectation) {
+            let what = named(id, question)
+            switch expect.kind {
+            case .lookup, .twohop, .compare:
+                check(!(expect.accept ?? []).isEmpty, "\(what): a \(expect.kind.rawValue) question has accept")
+                check(Text.found(expect.accept ?? [], anywhereIn: all), "\(what): an accepted answer is in the workspace")
+            case .compute:
+                // The result is computed, so it need not be in the workspace; it must be given.
+                check(!(expect.accept ?? []).isEmpty, "\(what): a compute question has accept (the result)")
+            case .yesno:
+                check(expect.verdict == "yes" || expect.verdict == "no", "\(what): a yesno question has verdict yes or no")
+                if let accept = expect.accept { check(Text.found(accept, anywhereIn: all), "\(what): the deciding line's strings are in the workspace") }
+            case .list:
+                check(!(expect.all ?? []).isEmpty, "\(what): a list question has all (its items)")
+                for item in (expect.all ?? []) + (expect.not ?? []) { check(Text.found([item], anywhereIn: all), "\(what): a list item (or an item it must not list) is in the workspace") }
+            case .summarise:
+                check((expect.items ?? []).count >= 3, "\(what): a summarise question has at least 3 key items")
+                for item in expect.items ?? [] { check(Text.found(item, in: all), "\(what): a key item is in one line of the workspace") }
+                check((expect.maxLines ?? 1) > 0, "\(what): maxLines is positive")
+            case .draft:
+                check(Text.found(expect.accept ?? [], anywhereIn: all) && !(expect.accept ?? []).isEmpty, "\(what): the person the draft is for is in the workspace")
+            case .notfound:
+                check(expect.accept == nil, "\(what): an unanswerable question has no accept")
+                for absent in expect.absent ?? [] { check(!Text.found([absent], anywhereIn: all), "\(what): what it asks about is nowhere in the workspace") }
+            case .general:
+                check(expect.accept == nil, "\(what): a request not about the workspace has no accept")
+            }
+        }
+        for question in tasks.questions { checkExpectation(question.id, question.question, question.expectation) }
+        for chat in tasks.chats {
+            for (index, turn) in chat.turns.enumerated() { checkExpectation("\(chat.id)#\(index + 1)", turn.question, turn.expectation) }
+        }
+        guard tasks.name != nil else {
+            check(tasks.documents.contains { (try? harness.sourceText($0).count) ?? 0 >= 20_000 }, "\(label): a document longer than 20,000 characters")
+            return tasks
+        }
+        // A general set (issue 32): the shape it promises.
+        let noteDays = tasks.journal.compactMap { TaskSet.day(String(($0 as NSString).lastPathComponent.prefix(10))) }
+        check(noteDays.count == tasks.journal.count && noteDays.count >= 8, "\(label): at least 8 notes, each named by its date")
+        if let today = tasks.today.flatMap(TaskSet.day), let calendar = Optional(Calendar(identifier: .gregorian)),
+           let todayDate = calendar.date(from: today), let last = noteDays.compactMap({ calendar.date(from: $0) }).max() {
+            let gap = calendar.dateComponents([.day], from: last, to: todayDate).day ?? -1
+            check((1...3).contains(gap), "\(label): today is a day or three after the last note (\(gap) days)")
+        } else {
+            check(false, "\(label): a general set gives today (YYYY-MM-DD)")
+        }
+        let journal = notes.joined(separator: "\n")
+        check(journal.contains("TODO:") && journal.contains("- [ ]") && journal.lowercased().contains("need to") && journal.contains("- [x]"),
+              "\(label): the notes hold open tasks (TODO:, - [ ], need to) and done ones (- [x])")
+        let people = tasks.context.first { $0.section == "People" }?.lines.joined(separator: "\n") ?? ""
+        check(!Text.matches(people, Text.regex(#"\b\d{3,5}[ -]?\d{3}[ -]?\d{3}\b"#)).isEmpty, "\(label): ## People holds phone numbers")
+        check(!Text.matches(people, Text.regex(#"[A-Za-z0-9.+-]+@[A-Za-z0-9-]+\.[A-Za-z.]+"#)).isEmpty, "\(label): ## People holds email addresses")
+        check(!Text.matches(people, Text.regex(#"\b\d+ [A-Z][a-z]+ (Street|Road|Lane|Row|Close|Terrace|Cut|Yard|Walk|Avenue|Way|Place)\b"#)).isEmpty,
+              "\(label): ## People holds street addresses")
+        check(tasks.documents.count >= 5, "\(label): at least 5 documents")
+        check(documentTexts.contains { $0.1.count >= 32_768 && Text.matches($0.1, Text.regex(#"(?m)^#{2,3} "#)).count >= 10 },
+              "\(label): a report longer than two 4,096-token windows (32,768 characters) with at least 10 section headings")
+        check(documentTexts.contains { Text.matches($0.1, Text.regex(#"(?m)^>+ "#)).count >= 3 }, "\(label): an email thread with quoted replies")
+        check(documentTexts.contains { !Text.matches($0.1, Text.regex(#"(?m)^## \d+\.\d+(\.\d+)? \(\d{1,2} [A-Z][a-z]+ \d{4}\)"#)).isEmpty },
+              "\(label): release notes or a changelog with headings like '## 4.3 (12 October 2026)'")
+        check(tasks.documents.contains { $0.file.hasSuffix(".html") }, "\(label): an HTML document")
+        check(documentTexts.contains { Text.matches($0.1, Text.regex(#"(?m)^(\|.*\||[^,\n]+(,[^,\n]*){3,})$"#)).count >= 4 }, "\(label): a table (Markdown or comma-separated rows)")
+        let kinds = Set(tasks.questions.map(\.expectation.kind))
+        for kind in QuestionKind.allCases { check(kinds.contains(kind), "\(label): a question of kind \(kind.rawValue)") }
+        check(tasks.questions.count >= 20, "\(label): at least 20 questions")
+        check(tasks.questions.filter { $0.expectation.kind == .notfound }.count >= 2, "\(label): at least 2 questions the workspace cannot answer")
+        check(tasks.chats.contains { $0.turns.count >= 2 }, "\(label): a chat with a follow-up")
+    } catch {
+        check(false, "\(label): \(error)")
+    }
+    return tasks
+}
+
+/// The scores per kind move the right way on made-up answers (docs/eval.md, "Scores per kind").
+func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
+    let notes = """
+        - Lent my camping stove to Ruairi Maddox.
+        - Picked up the bike: 46 euros.
+        - Hamid Corless came to service the boiler: 118 euros, and he found no fault. He thinks it will do another winter.
+        - [x] Paid the council tax: 212 euros.
+        - [ ] Book the chimney sweep.
+        - TODO: send the deposit of 35 euros to Priya.
+        - Need to buy a present for Fenna.
+        - Ruairi Maddox: 9 Tallow Row, Larchford. Phone 0419 305 774.
+        - Odile Brackenridge's notes. Priya Lanternfield leads the choir.
+        - Monday: swam 1,500 metres. Tuesday: cycled to Brask. Wednesday: sofa email. Thursday: chess with Benedek. Friday: dinner with Ruairi.
+        """
+    func score(_ text: String, _ expect: Expectation) -> AnswerScore { Scorer.answer(text, expect: expect, sources: [notes], roster: roster) }
+
+    // Lookups: a line quoted as evidence is one sentence, whatever its own sentences.
+    let cost = Expectation(kind: .lookup, accept: [["118 euros"]])
+    check(score("118 euros — “Hamid Corless came to service the boiler: 118 euros, and he found no fault. He thinks it will do another winter.” (Journal/user/2027-03-03.md:3)", cost).verdict == .answered,
+          "a value with a quoted line of two sentences is answered")
+    check(score("Hamid Corless — “Hamid Corless came to service the boiler: 118 euros.” (Journal/user/2027-03-03.md:3)", cost).verdict == .wrong,
+          "a lookup's value is what is scored, not its quote")
+    check(score("The boiler service cost 118 euros. " + notes, cost).verdict == .tooLong, "a lookup answered with a dump of the notes is too long")
+
+    // Two hops: the value, with the two lines it joined.
+    let twoHop = Expectation(kind: .twohop, accept: [["9 Tallow Row"]])
+    check(score("9 Tallow Row — “Ruairi Maddox: 9 Tallow Row, Larchford.” (context.md:40)\n“Lent my camping stove to Ruairi Maddox.” (Journal/user/2027-03-01.md:4)", twoHop).verdict == .answered,
+          "a twohop answer with both lines is answered")
+    check(score("Ruairi Maddox — “Lent my camping stove to Ruairi Maddox.” (Journal/user/2027-03-01.md:4)", twoHop).verdict == .wrong,
+          "a twohop answer that stops at the first hop (the person, not the address) is wrong")
+
+    // Lists: every item, nothing done, at most items + 2 lines.
+    let todo = Expectation(kind: .list, all: [["chimney"], ["deposit"], ["present"]], not: [["council tax"]])
+    let list = "- Book the chimney sweep (Journal/user/2027-03-03.md:4)\n- Send the deposit of 35 euros to Priya (Journal/user/2027-03-09.md:4)\n- Buy a present for Fenna (Journal/user/2027-03-11.md:3)"
+    check(score(list, todo).verdict == .answered, "a list of every open task is answered")
+    check(score("Your open tasks:\n" + list + "\nThat is all.", todo).verdict == .answered, "a list may have a heading and a closing line")
+    check(score(String(list.split(separator: "\n").dropLast().joined(separator: "\n")), todo).verdict == .wrong, "a list missing an item is wrong")
+    check(score(list + "\n- Pay the council tax (Journal/user/2027-03-03.md:2)", todo).verdict == .wrong, "a list with a done task is wrong")
+    check(score("Tasks:\n" + list + "\n- Groceries\n- Laundry\n- Rain", todo).verdict == .tooLong, "a list longer than its items + 2 lines is too long")
+    check(score("You need to book the chimney sweep, send Priya the deposit and buy Fenna a present.", todo).verdict == .answered,
+          "a list in one sentence is a list too (the substance, not the format)")
+
+    // Yes/no: the verdict first.
+    let paid = Expectation(kind: .yesno, accept: [["212"], ["paid"]], verdict: "yes")
+    check(score("Yes — “- [x] Paid the council tax: 212 euros.” (Journal/user/2027-03-03.md:2)", paid).verdict == .answered, "yes, with its line, is answered")
+    check(score("**Yes**, you paid it.", paid).verdict == .answered, "yes in bold, with what decides it, is answered")
+    check(score("No — the council tax is still open.", paid).verdict == .wrong, "the wrong verdict is wrong")
+    check(score("You paid the council tax: 212 euros. Yes.", paid).verdict == .wrong, "a verdict not first is wrong")
+    check(score("Yes.", paid).verdict == .wrong, "a bare verdict without what decides it is wrong")
+
+    // Compute: the result is the engine's arithmetic, not an invention.
+    let sum = Expectation(kind: .compute, accept: [["164"]])
+    let computed = score("164 euros — 46 euros (Journal/user/2027-03-01.md:5) + 118 euros (Journal/user/2027-03-03.md:3)", sum)
+    check(computed.verdict == .answered && computed.precision.unsupported.isEmpty, "a computed sum is answered and invents nothing (\(computed.precision.unsupported))")
+    check(score("163 euros", sum).verdict == .wrong, "a wrong sum is wrong")
+
+    // Summaries: a share of the key items, in at most maxLines lines.
+    let week = Expectation(kind: .summarise, items: [Fact(fact: "swim", any: [["swam"], ["1,500"]]), Fact(fact: "Brask", all: ["Brask"]),
+                                                     Fact(fact: "sofa", all: ["sofa"]), Fact(fact: "chess", all: ["chess"]), Fact(fact: "Ruairi", all: ["Ruairi"])],
+                           maxLines: 6)
+    check(score("- Monday: swam 1,500 metres\n- Tuesday: cycled to Brask\n- Thursday: chess with Benedek", week).verdict == .answered,
+          "a summary with 3 of 5 key items (0.6) is answered")
+    check(score("- Monday: swam 1,500 metres\n- Tuesday: cycled to Brask", week).verdict == .wrong, "a summary with 2 of 5 key items is wrong")
+    check(score(notes, week).verdict == .tooLong, "the notes pasted whole are too long for a summary")
+    check(score("Brask, a place name from a line of a report.", week).verdict == .wrong, "a place name is not a summary of the week")
+
+    // Drafts: name the person, invent nothing, at most 120 words.
+    let draft = Expectation(kind: .draft, accept: [["Priya"]])
+    check(score("Hi Priya, I will send you the choir trip deposit of 35 euros on Monday. Best wishes, Odile", draft).verdict == .answered,
+          "a short grounded draft to the person is answered")
+    let invention = score("Hi Priya, I will send you the deposit of 40 euros on Monday with Marcus. Best, Odile", draft)
+    check(invention.verdict == .wrong && invention.precision.unsupported.contains("40"), "a draft with an invented number or name is wrong (\(invention.precision.unsupported))")
+    check(score("Hi there, I will send the deposit on Monday.", draft).verdict == .wrong, "a draft that does not name the person is wrong")
+    check(score("Hi Priya, " + String(repeating: "I will send it soon, ", count: 30), draft).verdict == .tooLong, "a draft over 120 words is too long")
+    check(score("Hey Priya, the deposit comes on Monday. Cheers, Odile", draft).verdict == .answered, "a greeting or sign-off before a name is not a name")
+    check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .answered,
+          "(known weakness) a quoted line naming the person passes as a draft: the rule checks grounding and the name, not that it is a message")
+
+    // Not found: the words, nothing invented, no rejected value.
+    let phone = Expectation(kind: .notfound, reject: [["0419 305 774"]])
+    check(score("The workspace does not say Benedek's phone number. The closest line: “Ruairi Maddox: 9 Tallow Row, Larchford. Phone 0419 305 774.” (context.md:40)", phone).verdict == .answered,
+          "not found, with the closest line quoted, is answered")
+    check(score("the workspace doesn't say.", phone).verdict == .answered, "not found, in other case and with doesn't, is answered")
+    check(score("0419 305 774", phone).verdict == .wrong, "another person's number stated as the answer is wrong")
+    check(score("The workspace does not say. It is probably 0419 305 774.", phone).verdict == .wrong, "a rejected value outside the quotes is wrong, even after the words")
+    let invented = score("The workspace does not say; try 0412 555 019.", phone)
+    check(invented.verdict == .wrong && !invented.precision.unsupported.isEmpty, "not found with an invented number is wrong")
+    check(score("Benedek's phone number is not known.", phone).verdict == .wrong, "not found in other words is not the promised answer")
+
+    // General: labelled, not empty.
+    let rivers = Expectation(kind: .general)
+    check(score("Not from the workspace: rivers flow downhill to the sea; the Nile is among the longest; rivers carve valleys.", rivers).verdict == .answered,
+          "a labelled general answer is answered")
+    check(score("Rivers flow downhill to the sea; the Nile is among the longest.", rivers).verdict == .wrong, "an unlabelled general answer is wrong")
+    check(score("Not from the workspace.", rivers).verdict == .wrong, "the label alone is not an answer")
+
+    // Totals: per kind, unanswerable questions, invented values (general answers not counted).
+    func result(_ id: String, _ text: String, _ expect: Expectation) -> QuestionResult {
+        QuestionResult(id: id, from: "x", kind: expect.kind.rawValue, question: "?", via: "relay ask", state: "finished", seconds: 1, tokens: 1,
+                       answer: text, score: score(text, expect), anywhereInTurn: false)
+    }
+    let questions = [
+        result("a", "118 euros", cost), result("b", "Hamid Corless", cost), result("c", list, todo),
+        result("d", "The workspace does not say; try 0412 555 019.", phone), result("e", "The workspace does not say.", phone),
+        result("f", "Not from the workspace: the Nile and the Amazon are long rivers.", rivers),
+    ]
+    let t = totals([], questions, seconds: 1)
+    check(t.byKind?["lookup"] == [2, 1] && t.byKind?["list"] == [1, 1] && t.byKind?["notfound"] == [2, 1] && t.byKind?["general"] == [1, 1],
+          "answered counts per kind (\(t.byKind ?? [:]))")
+    check(t.notFound == [2, 1], "unanswerable questions: asked and answered with the promised words")
+    var turn = result("g#2", "118 euros", cost)
+    turn.via = "Chats/eval-g.md"
+    check(totals([], questions + [turn], seconds: 1).chatTurns == [1, 1], "chat turns counted apart")
+    check(t.invented == 3 && !(t.inventedValues ?? []).contains("Nile"), "invented values counted over all answers but general ones (\(t.inventedValues ?? []))")
+    check(kindLine(t.byKind ?? [:]) == "lookup 1/2 · list 1/1 · notfound 1/2 · general 1/1", "the kind line in the kinds' order")
+    let heldOutResult = ConfigResult(config: "relay", taskSet: "general-heldout", split: "held-out", workspace: "", documents: [], questions: questions, totals: t)
+    let printed = report(heldOutResult)
+    check(printed.contains("held-out") && !printed.contains("Hamid") && printed.contains("names invented in answers") && !printed.contains("0412"),
+          "a held-out set's report names it and prints no answer text")
+    check(headline(heldOutResult).contains("general-heldout (held-out") && headline(heldOutResult).contains("notfound 1/2"), "the headline line names the set and its kinds")
+
+    // Today: a real date, given to every relay process.
+    check(TaskSet.day("2027-03-13") != nil && TaskSet.day("2027-02-30") == nil && TaskSet.day("13 March 2027") == nil, "today must be a real YYYY-MM-DD date")
+    let dated = TaskSet(today: "2027-03-13", documents: [], journal: [], context: [], questions: [], chats: [])
+    check(Harness(options: Options(), tasks: dated, tasksDir: "", relay: "", outRoot: "").environment["RELAY_TODAY"] == "2027-03-13",
+          "the set's today is RELAY_TODAY for every relay process")
+    check(Harness(options: Options(), tasks: TaskSet(documents: [], journal: [], context: [], questions: [], chats: []), tasksDir: "", relay: "", outRoot: "").environment["RELAY_TODAY"] == nil,
+          "a set without today sets no RELAY_TODAY (not even the caller's)")
+    let badDir = NSTemporaryDirectory() + "relay-eval-selftest-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: badDir, withIntermediateDirectories: true)
+    try? Data(#"{"today": "2027-3-13", "documents": [], "journal": [], "context": [], "questions": [], "chats": []}"#.utf8).write(to: URL(fileURLWithPath: badDir + "/tasks.json"))
+    do { _ = try TaskSet.load(badDir + "/tasks.json"); check(false, "a bad today is refused") } catch {
+        check("\(error)".contains("tasks.json") && "\(error)".contains("today"), "a bad today is refused, naming the file and the field (\(error))")
+    }
+    try? Data(#"{"documents": [], "journal": [], "context": [], "questions": [{"id": "q", "from": "x", "question": "?", "kind": "poem"}], "chats": []}"#.utf8).write(to: URL(fileURLWithPath: badDir + "/tasks.json"))
+    do { _ = try TaskSet.load(badDir + "/tasks.json"); check(false, "an unknown kind is refused") } catch {
+        check("\(error)".contains("question q") && "\(error)".contains("kind"), "an unknown kind is refused, naming the question and the field")
+    }
+    try? FileManager.default.removeItem(atPath: badDir)
+}
 
 func selfTest(_ options: Options) -> Bool {
     var failures = 0
@@ -1755,31 +2303,30 @@ func selfTest(_ options: Options) -> Bool {
         check(status == 0 && text.contains("1,275 crowns (a month)") && text.contains("Hester Quayle"), "pdftotext reads the PDF made at eval time")
     }
 
-    // The task set itself: each key fact is in one sentence of its document (a summary that
-    // copied the document would find them all), and each accepted answer is in the sources.
-    if let tasksDir = try? locate(options, needRelay: false).tasksDir,
-       let data = FileManager.default.contents(atPath: tasksDir + "/tasks.json") {
-        do {
-            let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
-            let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: "", outRoot: "")
-            var sources: [String] = try tasks.journal.map { try harness.read($0) }
-            sources += tasks.context.flatMap(\.lines)
-            for document in tasks.documents {
-                let text = try harness.sourceText(document)
-                sources.append(text)
-                check((3...8).contains(document.facts.count), "\(document.id): 3 to 8 key facts")
-                for fact in document.facts { check(Text.found(fact, in: text), "\(document.id): '\(fact.fact)' is in one sentence of the document") }
-                let own = Claims.score(text, sources: [text], roster: roster)
-                check(own.precision == nil || own.precision == 1, "\(document.id): the document is fully supported by itself (\(own.unsupported))")
-            }
-            let all = sources.joined(separator: "\n")
-            for question in tasks.questions { check(Text.found(question.accept, anywhereIn: all), "\(question.id): an accepted answer is in the workspace") }
-            for chat in tasks.chats { for turn in chat.turns { check(Text.found(turn.accept, anywhereIn: all), "\(chat.id): '\(turn.question)' has its answer in the workspace") } }
-            check(tasks.documents.contains { (try? harness.sourceText($0).count) ?? 0 >= 20_000 }, "a document longer than 20,000 characters")
-        } catch {
-            check(false, "tasks.json: \(error)")
+    // The task sets themselves: the one --tasks-dir names (Tests/Eval by default) and, beside
+    // the public one, its general-dev and general-heldout parts.
+    if let tasksDir = try? locate(options, needRelay: false).tasksDir {
+        var folders = [tasksDir]
+        for part in ["general-dev", "general-heldout"] where FileManager.default.fileExists(atPath: tasksDir + "/" + part + "/tasks.json") {
+            folders.append(tasksDir + "/" + part)
+        }
+        let sets = folders.compactMap { checkTaskSet($0, options: options, roster: roster, check: check) }
+        let general = sets.filter { $0.name != nil }
+        if general.count == 2 {
+            // Issue 32: together at least 10 documents of new kinds, 40 questions, 4 unanswerable;
+            // the held-out part shares no question and no document with the dev part.
+            check(general.reduce(0) { $0 + $1.documents.count } >= 10, "the general sets hold at least 10 documents")
+            check(general.reduce(0) { $0 + $1.questions.count } >= 40, "the general sets hold at least 40 questions")
+            check(general.reduce(0) { $0 + $1.questions.filter { $0.expectation.kind == .notfound }.count } >= 4, "the general sets hold at least 4 unanswerable questions")
+            check(Set(general.map(\.split)) == ["dev", "held-out"], "one general set is dev, the other held-out")
+            let asked = general.map { Set($0.questions.map { Text.normalize($0.question) } + $0.chats.flatMap { $0.turns.map { Text.normalize($0.question) } }) }
+            check(asked[0].isDisjoint(with: asked[1]), "the dev and held-out sets share no question")
+            let files = general.map { Set($0.documents.map { ($0.file as NSString).lastPathComponent }) }
+            check(files[0].isDisjoint(with: files[1]), "the dev and held-out sets share no document")
         }
     }
+
+    checkKinds(roster: roster, check: check)
 
     // The agentic modes: accepted as configurations, compared with the relay in the ratio table.
     check((try? Options.parse(["--configs", "relay,route,plan,solo"]))?.configs == ["relay", "route", "plan", "solo"], "route and plan are configurations")
@@ -1846,9 +2393,13 @@ func main() -> Int32 {
             }
             if options.rescore {
                 let (tasksDir, _) = try locate(options, needRelay: false)
-                let tasks = try JSONDecoder().decode(TaskSet.self, from: Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json")))
+                let tasks = try TaskSet.load(tasksDir + "/tasks.json")
                 let harness = Harness(options: options, tasks: tasks, tasksDir: tasksDir, relay: "", outRoot: "")
                 configs = try configs.map { try rescore($0, tasks: tasks, harness: harness) }
+            }
+            if options.brief {
+                for config in configs { print(headline(config)) }
+                return 0
             }
             for config in configs { print(report(config)) }
             print(ratioReport(configs))
@@ -1863,8 +2414,8 @@ func main() -> Int32 {
         }
         let (tasksDir, relay) = try locate(options)
         stopChildrenOnSignals()
-        let data = try Data(contentsOf: URL(fileURLWithPath: tasksDir + "/tasks.json"))
-        let tasks = try JSONDecoder().decode(TaskSet.self, from: data)
+        let tasks = try TaskSet.load(tasksDir + "/tasks.json")
+        print("task set: \(tasks.label)\(tasks.split.map { " (\($0))" } ?? "") from \(tasksDir)\(tasks.today.map { "; today (RELAY_TODAY) is \($0)" } ?? "")")
         if let wanted = options.tasks {
             let known = Set(tasks.documents.map(\.id) + tasks.questions.map(\.id) + tasks.chats.map(\.id))
             let unknown = wanted.subtracting(known)
@@ -1894,6 +2445,8 @@ func main() -> Int32 {
         for config in configs { print(report(config)) }
         let ratioTable = ratios(configs)
         print(ratioReport(configs))
+        print("")
+        for config in configs { print(headline(config)) }
         let formatter = ISO8601DateFormatter()
         let (_, commit) = (try? run(["/usr/bin/git", "rev-parse", "--short", "HEAD"], environment: environment, scratch: outRoot, timeout: 10)) ?? (1, "")
         let results = EvalResults(model: options.model, url: options.url, date: formatter.string(from: Date()),
