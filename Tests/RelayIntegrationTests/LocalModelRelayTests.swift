@@ -43,6 +43,37 @@ struct LocalModelRelayTests {
         #expect(answer.count < 400, "an answer, not a dump of the notes: \(answer)")
     }
 
+    /// The final answer of `relay ask --json` (the text of the `final` event).
+    func finalAnswer(_ question: String, in s: ScratchWorkspace) throws -> String {
+        let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", question])
+        #expect(ask.status == 0, "\(ask.standardError)")
+        let final = ask.text.split(separator: "\n").compactMap { line -> String? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["event"] as? String == "final" else { return nil }
+            return object["text"] as? String
+        }.last
+        return try #require(final, "no final event in: \(ask.text.suffix(2000))")
+    }
+
+    @Test func aToDoListQuestionGetsEveryOpenTaskOfTheNotes() throws {
+        let s = try ScratchWorkspace.relayInit()
+        try s.write("Journal/user/2026-11-02.md", "# Monday\n\n- Bought oat milk.\n- [ ] call the vet about the cat\n")
+        try s.write("Journal/user/2026-11-03.md", "# Tuesday\n\nTODO: renew the bike insurance\n- [x] water the ferns\n")
+        try s.write("Journal/user/2026-11-04.md", "# Wednesday\n\n- Need to return the ladder to Pim.\n")
+        let answer = try finalAnswer("What is still on my to-do list?", in: s)
+        for task in ["call the vet about the cat", "renew the bike insurance", "return the ladder to Pim"] {
+            #expect(answer.contains(task), "\(task) in: \(answer)")
+        }
+        #expect(!answer.contains("ferns"), "a task ticked off is done: \(answer)")
+    }
+
+    @Test func aQuestionTheNotesCannotAnswerGetsTheWorkspaceDoesNotSayAndNoInventedNumber() throws {
+        let s = try ScratchWorkspace.relayInit()
+        try s.write("Journal/user/2026-11-02.md", "# Monday\n\nLent my drill to Oskar Brandt.\nMira's number is 0161 555 0142.\n")
+        let answer = try finalAnswer("What is Oskar's phone number?", in: s)
+        #expect(answer.hasPrefix("The workspace does not say"), "\(answer)")
+        #expect(!answer.contains("0142") && !answer.contains("555"), "no digits of another person's number: \(answer)")
+    }
+
     @Test func aPlanRelayCompletesWithTwoParallelWorkers() throws {
         let s = try ScratchWorkspace.relayInit()
         // The template's agents and a planner; SmolLM2 copies the request as its only subtask

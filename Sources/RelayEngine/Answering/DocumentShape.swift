@@ -20,16 +20,45 @@ enum DocumentShape {
         var result: [String] = []
         for (index, line) in lines.enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
+            // A mail header is a unit of its own (not one run-on "sentence" with the next
+            // headers); who it went to says nothing a reader looks for.
+            if let field = emailHeader(trimmed) {
+                if !["to", "cc", "bcc"].contains(field) { result.append("- " + trimmed) }
+                continue
+            }
             guard trimmed.hasPrefix("|") else { result.append(line); continue }
             if Evidence.isTableRule(trimmed) { continue }
             // The header row (the row before a rule) says what the columns are: it heads the table once.
             if index + 1 < lines.count, Evidence.isTableRule(lines[index + 1].trimmingCharacters(in: .whitespaces)) { continue }
-            let cells = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "|")).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }
-            guard let first = cells.first else { continue }
-            result.append("- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : ""))
+            if let row = row(trimmed) { result.append(row) }
         }
         return result.joined(separator: "\n")
+    }
+
+    /// The rows of the Markdown tables of `document`, as ``prepared`` writes them.
+    static func tableRows(of document: String) -> [String] {
+        let lines = document.components(separatedBy: "\n")
+        return lines.indices.compactMap { index -> String? in
+            let trimmed = lines[index].trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("|"), !Evidence.isTableRule(trimmed),
+                  !(index + 1 < lines.count && Evidence.isTableRule(lines[index + 1].trimmingCharacters(in: .whitespaces))) else { return nil }
+            return row(trimmed)
+        }
+    }
+
+    /// "| Northgate | 2,950 | April |" as "- Northgate: 2,950, April".
+    static func row(_ trimmed: String) -> String? {
+        let cells = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "|")).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        guard let first = cells.first else { return nil }
+        return "- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : "")
+    }
+
+    /// The field of a mail header line ("from" of "From: Ada <ada@…>"), lowercased.
+    static func emailHeader(_ line: String) -> String? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let field = line[..<colon].lowercased()
+        return ["from", "to", "cc", "bcc", "sent", "date", "subject", "reply-to"].contains(field) ? field : nil
     }
 
     /// A line of a quoted earlier message: "> …", "On … wrote:", and everything after an

@@ -28,6 +28,16 @@ enum Support {
         Set(SearchTerms.terms(of: question)).subtracting(askingWords).subtracting(kindWords).filter { $0.count >= 3 || $0.first?.isNumber == true }
     }
 
+    /// The words right after a possessive ("cat" in "What is Yusuf's cat called?").
+    static func possessed(in question: String) -> [String] {
+        let words = question.replacingOccurrences(of: "’", with: "'").split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        return words.indices.dropLast().compactMap { index in
+            let word = words[index].trimmingCharacters(in: .punctuationCharacters)
+            guard word.lowercased().hasSuffix("'s") || word.hasSuffix("s'") else { return nil }
+            return words[index + 1].trimmingCharacters(in: .punctuationCharacters).lowercased()
+        }
+    }
+
     /// The share of `terms` in `line`.
     static func coverage(of terms: Set<String>, in line: String) -> Double {
         guard !terms.isEmpty else { return 1 }
@@ -37,8 +47,8 @@ enum Support {
     /// Why `lines` (the evidence, best first) cannot answer `question`, or nil when they may:
     /// - a name the question holds is in no line ("Who is Zebedee Farrow?");
     /// - no line shares a word of what the question is about;
-    /// - the best line shares at most half of those words, and one of them is in no line at all
-    ///   (for "What is my neighbour's dog called?", lines about the neighbour, none about a dog).
+    /// - the question asks for something of someone ("Yusuf's cat", "my neighbour's dog") and no
+    ///   line speaks of that thing, though lines speak of its owner.
     static func gap(question: String, lines: [String], ignoring: Set<String>) -> String? {
         guard !lines.isEmpty else { return "no line of the workspace matches the request" }
         let pool = lines.map { Set(SearchTerms.terms(of: AnswerEvidence.withoutPaths($0))) }
@@ -51,8 +61,8 @@ enum Support {
         guard !topic.isEmpty else { return nil }
         let best = pool.map { Double(topic.intersection($0).count) / Double(topic.count) }.max() ?? 0
         if best == 0 { return "no line of the workspace speaks of \(topic.sorted().joined(separator: ", "))" }
-        let absent = topic.subtracting(everything)
-        if best <= 0.5, let missing = absent.sorted().first { return "the notes found say nothing of “\(missing)”" }
+        let owned = Set(possessed(in: question).flatMap { SearchTerms.terms(of: $0) }).intersection(topic)
+        if let missing = owned.subtracting(everything).sorted().first { return "the notes found say nothing of “\(missing)”" }
         return nil
     }
 }

@@ -66,7 +66,7 @@ struct SearchStatistics {
             guard !counts.isEmpty || !headingTerms.isEmpty else { continue }
             candidates.append(Candidate(path: path, line: number, text: trimmed, length: terms.count,
                                         counts: counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                                        headingTerms: headingTerms, weight: weight))
+                                        headingTerms: headingTerms, weight: trimmed.hasPrefix(">") ? weight * WorkspaceSearch.quotedWeight : weight))
         }
     }
 

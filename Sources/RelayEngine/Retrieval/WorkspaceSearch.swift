@@ -49,6 +49,9 @@ struct WorkspaceSearch {
     static let b = 0.75
     /// The share of a term's weight a matching section heading gives each line below it.
     static let headingBonus = 0.5
+    /// The weight of a quoted line ("> …": an email's earlier message, a quotation): what was
+    /// said before the text that quotes it, often since changed.
+    static let quotedWeight = 0.5
     /// The weight of lines in `Chats/*.md`.
     static let chatWeight = 0.5
 

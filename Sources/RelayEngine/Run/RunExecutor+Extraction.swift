@@ -95,6 +95,7 @@ extension RunExecutor {
     private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
         let document = DocumentShape.prepared(manifest.document ?? manifest.request)
         let sentences = Sentences.split(document)
+        let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
         let where_ = manifest.triggerPath.map { " — \($0)" } ?? ""
@@ -112,7 +113,10 @@ extension RunExecutor {
             let scored = Self.ranked(group, sentences: sentences, ignoring: ignoring)
             // Sentences without a single fact (a bare heading, "Summary") are offered only when
             // the part has nothing else.
-            let ranked = scored.filter { $0.score > 0 }.isEmpty ? scored.map(\.number) : scored.filter { $0.score > 0 }.map(\.number)
+            var ranked = scored.filter { $0.score > 0 }.isEmpty ? scored.map(\.number) : scored.filter { $0.score > 0 }.map(\.number)
+            // A table's rows are its facts: every one goes first (a summary of a price list that
+            // leaves out a supplier is wrong).
+            ranked = ranked.filter { rows.contains(sentences[$0]) } + ranked.filter { !rows.contains(sentences[$0]) }
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
             let allowance = Double(groupCharacters) * Self.extractionShare
             var fitting: [Int] = []

@@ -709,6 +709,12 @@ enum Scorer {
             if !labelled { why = "not labelled as not from the workspace" } else if !hit { why = "empty" }
             short = true
         }
+        // An answer that says the workspace does not say has not answered a question the
+        // workspace can answer, whatever its closest line quotes (that line may hold the value).
+        if ![.notfound, .general].contains(expect.kind), notFoundPhrases.contains(where: { normalized.contains(Text.normalize($0)) }) {
+            hit = false
+            why = "says the workspace does not say"
+        }
         // A value the question must not get (another person's phone number for one the notes
         // lack), stated outside the answer's quotations, makes any answer wrong.
         if let reject = expect.reject, Text.found(reject, anywhereIn: outsideQuotes(text)) {
@@ -2121,6 +2127,9 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
           "(known weakness) a quoted line naming the person passes as a draft: the rule checks grounding and the name, not that it is a message")
 
     // Not found: the words, nothing invented, no rejected value.
+    let dentist = Expectation(kind: .lookup, accept: [["22", "October"]])
+    check(score("The workspace does not say: no line mentions the appointment.\nThe closest line: “Dentist on 22 October at 09:15.” (Journal/user/2026-10-05.md:3)", dentist).verdict == .wrong,
+          "a not-found answer to an answerable question is wrong, though its closest line holds the value")
     let phone = Expectation(kind: .notfound, reject: [["0419 305 774"]])
     check(score("The workspace does not say Benedek's phone number. The closest line: “Ruairi Maddox: 9 Tallow Row, Larchford. Phone 0419 305 774.” (context.md:40)", phone).verdict == .answered,
           "not found, with the closest line quoted, is answered")

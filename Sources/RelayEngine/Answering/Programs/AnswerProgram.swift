@@ -73,7 +73,16 @@ extension RunExecutor {
     /// "The workspace does not say: <why>." and the closest line found, with its source.
     func notFound(_ why: String, closest lines: [SourcedLine]) -> String {
         var text = "\(Self.notFoundOpening): \(why)."
-        if let line = lines.first ?? (manifest.retrieved ?? []).first.map({ SourcedLine(text: $0.text, source: "\($0.path):\($0.line)") }) {
+        // The closest line is the one most about what was asked (for "Oskar's phone number", a line
+        // about Oskar, not another person's number).
+        let found = lines.isEmpty ? (manifest.retrieved ?? []).map { SourcedLine(text: $0.text, source: "\($0.path):\($0.line)") } : lines
+        let topic = Support.topicTerms(of: evidenceQuestion)
+        let closest = found.indices.max { left, right in
+            let l = Support.coverage(of: topic, in: found[left].text), r = Support.coverage(of: topic, in: found[right].text)
+            return l != r ? l < r : left > right
+        }
+        if let index = closest {
+            let line = found[index]
             text += "\nThe closest line: “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
         }
         return text

@@ -70,7 +70,11 @@ extension RunExecutor {
     /// who the first line named).
     func spanOptions(_ value: ValueKind, in lines: [SourcedLine], question: String) -> [(text: String, line: Int)] {
         let topic = Support.topicTerms(of: question)
-        let hopNames = lines.first.map { Set(Evidence.newNames(in: $0.text, question: question, ignoring: ignoredNames).flatMap { SearchTerms.terms(of: $0) }) } ?? []
+        // A question that names its subject ("Amalie's email") is answered from lines about it; one
+        // that only describes it ("the person I lent my drill to") also from lines about whom the
+        // first line names (two hops).
+        let namesItsSubject = Claims.extract(from: question, ignoring: ignoredNames).contains { $0.kind == .name }
+        let hopNames = namesItsSubject ? [] : lines.first.map { Set(Evidence.newNames(in: $0.text, question: question, ignoring: ignoredNames).flatMap { SearchTerms.terms(of: $0) }) } ?? []
         var result: [(String, Int)] = []
         var seen: Set<String> = []
         for (index, line) in lines.enumerated() {

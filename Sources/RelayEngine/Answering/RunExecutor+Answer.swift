@@ -151,7 +151,7 @@ extension RunExecutor {
     private func chooseOverview(_ step: Int, agent: AgentDefinition, document: String, previous: (name: String, text: String), budget: Int,
                                 restored: Bool, tally: inout Tally) async throws -> String {
         let taken = Set(Self.sourcedLines(in: previous.text).map(\.text))
-        let opening = Self.overviewCandidates(of: document, taken: taken)
+        let opening = Self.overviewCandidates(of: DocumentShape.prepared(document), taken: taken)
         guard !opening.isEmpty else { return previous.text }
         let numbered = opening.enumerated().map { "[\($0.offset + 1)] \(FocusedPrompt.fit($0.element, tokens: 120, what: "the sentence", budget: budget).0)" }
         let path = manifest.triggerPath ?? "the file"

@@ -1,0 +1,143 @@
+import Foundation
+import WorkspaceCore
+
+extension RelayEngine {
+    /// The evidence for the request: the workspace lines that best match it (and, for a
+    /// follow-up, the previous message), or — when its kind says where to look — the lines the
+    /// workspace's structure gives (the open tasks, the notes of the days asked about, every row
+    /// of a table), with a second search for a name the first lines bring in (two hops). As many
+    /// as the roster's most retrieving agent takes (more for a list, a summary, a comparison);
+    /// nil when none retrieves. Read once, at the start, so resume and replay see the same lines.
+    func retrieve(for manifest: RunManifest) -> [RetrievedLine]? {
+        let count = manifest.roster.compactMap(\.retrieve).max() ?? 0
+        guard count > 0, !manifest.skipped else { return nil }
+        let analysis = manifest.analysis
+        let evidence = Evidence(workspace: workspace)
+        switch analysis?.kind {
+        case .list? where analysis?.tasks == true:
+            let tasks = evidence.openTasks(in: analysis?.days)
+            if !tasks.isEmpty { return Array(tasks.prefix(Self.mostEvidence)) }
+        case .summarise?:
+            if let days = analysis?.days {
+                let lines = evidence.noteLines(in: days)
+                if !lines.isEmpty { return Array(lines.prefix(Self.mostEvidence)) }
+            }
+        default:
+            break
+        }
+        let previous = manifest.previousExchange?.message
+        let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"])
+        // "What is his email address?": the person is the one the previous answer named.
+        let query = manifest.searchQuery(ignoring: ignoring)
+        // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
+        let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
+        let wide = [.list, .summarise, .compare, .compute].contains(analysis?.kind)
+        let keep = wide ? max(count, Self.mostEvidence / 2) : count
+        // More lines than are kept, so the ones that hold the answer can rise above the ones that
+        // only name what the question is about (AnswerEvidence).
+        let found = WorkspaceSearch(workspace: workspace).lines(matching: query, context: previous,
+                                                                limit: keep * Self.retrievalPool, excluding: excluded)
+        let widened = self.widened(found, evidence: evidence)
+        let judge = AnswerEvidence(question: query, previous: previous, ignoring: ignoring, asked: analysis?.value?.asked)
+        var ranked = judge.rerank(widened, keep: keep)
+        if analysis?.kind == .compare, let top = found.first(where: { $0.text.hasPrefix("|") }) {
+            // A comparison is over every row of the table the best line is in.
+            let rows = evidence.tableRows(around: top)
+            if rows.count >= 2 { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
+        }
+        if analysis?.kind == .lookup, let value = analysis?.value, value.isSpan {
+            // An email address, a phone number…: the lines about the question's subject that hold
+            // one come first.
+            let topic = Support.topicTerms(of: query)
+            let holding = ranked.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
+            ranked = holding + ranked.filter { line in !holding.contains(line) }
+        }
+        if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
+            ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
+        }
+        return ranked
+    }
+
+    /// The most lines of evidence a run keeps (a week of notes, a to-do list, a table).
+    static let mostEvidence = 16
+
+    /// Lines as evidence: a table row with its header, a hard-wrapped line as its sentences.
+    private func widened(_ found: [RetrievedLine], evidence: Evidence) -> [RetrievedLine] {
+        var files: [String: [String]] = [:]
+        return found.map { line in
+            var line = line
+            if files[line.path] == nil { files[line.path] = evidence.lines(of: line.path) }
+            let lines = files[line.path] ?? []
+            line.text = Evidence.tableRow(at: line.line - 1, in: lines) ?? Self.sentences(around: line.line, in: lines) ?? line.text
+            line.heading = Evidence.heading(above: line.line - 1, in: lines)
+            return line
+        }
+    }
+
+    /// Two hops: when the best line lacks the kind of value asked for (an address, an email)
+    /// but names someone the question only describes ("the person I lent my drill to"), the
+    /// workspace is searched again for that name, and the lines that hold such a value follow
+    /// the first one.
+    private func secondHop(_ ranked: [RetrievedLine], value: ValueKind, question: String, ignoring: Set<String>, excluded: Set<String>,
+                           evidence: Evidence) -> [RetrievedLine] {
+        guard value.isSpan || value == .place, let first = ranked.first else { return ranked }
+        func holds(_ line: RetrievedLine) -> Bool {
+            value.isSpan ? !ValueSpans.find(value, in: line.text).isEmpty : !Claims.extract(from: line.text, ignoring: ignoring).filter { $0.kind == .name }.isEmpty
+        }
+        guard !holds(first) || value == .place else { return ranked }
+        let names = Evidence.newNames(in: first.text, question: question, ignoring: ignoring)
+        guard let name = names.first else { return ranked }
+        let hop = WorkspaceSearch(workspace: workspace).lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded)
+        let nameTerms = Set(SearchTerms.terms(of: name))
+        let found = widened(hop, evidence: evidence).filter { line in
+            !(line.path == first.path && line.line == first.line) && !nameTerms.isDisjoint(with: SearchTerms.terms(of: line.text))
+                && (value == .place ? ValueSpans.find(.address, in: line.text).count > 0 || holds(line) : holds(line))
+        }
+        guard !found.isEmpty else { return ranked }
+        // Found by the name the first line brought in: kept whatever the model chooses.
+        let hopped = found.prefix(2).map { line in
+            var line = line
+            line.score = Evidence.structural
+            return line
+        }
+        return [first] + hopped + ranked.dropFirst().filter { line in !hopped.contains { $0.path == line.path && $0.line == line.line } }
+    }
+
+    /// How many times the lines kept are searched for, to be ranked again by their evidence.
+    static let retrievalPool = 3
+
+    /// The whole sentences a line of a hard-wrapped paragraph belongs to (a line of prose cut at
+    /// 80 columns is half a sentence), without a list marker; nil when the line stands alone.
+    static func sentences(around number: Int, in lines: [String]) -> String? {
+        let index = number - 1
+        guard lines.indices.contains(index) else { return nil }
+        func prose(_ line: String) -> Bool {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ") && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--")
+        }
+        guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
+        var start = index, end = index
+        while start > 0, prose(lines[start - 1]) { start -= 1 }
+        while end + 1 < lines.count, prose(lines[end + 1]) { end += 1 }
+        guard start < end else { return nil }
+        var offset = 0, lineStart = 0, lineEnd = 0
+        var joined = ""
+        for position in start...end {
+            let piece = lines[position].trimmingCharacters(in: .whitespaces)
+            if position == index { lineStart = offset; lineEnd = offset + piece.count }
+            joined += (joined.isEmpty ? "" : " ") + piece
+            offset = joined.count + 1
+        }
+        var kept: [String] = []
+        var cursor = joined.startIndex
+        for sentence in Sentences.split(joined) {
+            guard let found = joined.range(of: sentence, range: cursor..<joined.endIndex) else { continue }
+            cursor = found.upperBound
+            let from = joined.distance(from: joined.startIndex, to: found.lowerBound), to = joined.distance(from: joined.startIndex, to: found.upperBound)
+            if to > lineStart, from < lineEnd { kept.append(sentence) }
+        }
+        let text = kept.joined(separator: " ")
+        guard !text.isEmpty else { return nil }
+        return text.count > 600 ? String(text.prefix(600)) + "…" : text
+    }
+}
