@@ -165,6 +165,16 @@ import WorkspaceCore
         #expect(GroundedRelayTests.groundings(events).contains { $0.unsupported.contains { $0.contains("Greta") } })
     }
 
+    @Test func aModelThatTalksAboutTheRequestInsteadOfDraftingGetsTheEnginesPlainDraft() async throws {
+        #expect(RunExecutor.plainDraft(for: "Draft a short message to Casimir asking for my tile cutter back before the weekend.", ignoring: [])
+            == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")
+        #expect(RunExecutor.isNoDraft("The user requested that I send a message to Casimir. [Vera's Output]: …"))
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Lent my drill to Oskar Brandt on Saturday.\n"])
+        let (answer, _) = try await Self.ask("Draft a message to Oskar asking for my drill back", in: scratch,
+                                             model: Self.model(writes: "The user requested that I write to Oskar."))
+        #expect(answer == "Hi Oskar,\n\nCould I have my drill back?\n\nThanks!", "\(answer)")
+    }
+
     // MARK: Two hops
 
     @Test func theEmailOfThePersonILentMyDrillToTakesTwoHops() async throws {

@@ -323,7 +323,8 @@ struct AnswerEvidence {
 
     static func isYear(_ text: String) -> Bool {
         guard text.count == 4, let value = Int(text) else { return false }
-        return (1000...2999).contains(value)
+        // A year a note would name; "FH-2291" or "2291 runners" is no year.
+        return (1800...2199).contains(value)
     }
 
     private static func opensSentence(_ offset: Int, in bytes: [UInt8]) -> Bool {

@@ -45,7 +45,7 @@ enum RequestRules {
         ("how much more", .difference), ("how many more", .difference), ("difference between", .difference), ("how much less", .difference),
         ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
-        ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum),
+        ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
         ("how many times", .count),
     ]
 

@@ -85,13 +85,16 @@ extension RelayEngine {
             value.isSpan ? !ValueSpans.find(value, in: line.text).isEmpty : !Claims.extract(from: line.text, ignoring: ignoring).filter { $0.kind == .name }.isEmpty
         }
         guard !holds(first) || value == .place else { return ranked }
-        let names = Evidence.newNames(in: first.text, question: question, ignoring: ignoring)
-        guard let name = names.first else { return ranked }
-        let hop = WorkspaceSearch(workspace: workspace).lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded)
-        let nameTerms = Set(SearchTerms.terms(of: name))
-        let found = widened(hop, evidence: evidence).filter { line in
-            !(line.path == first.path && line.line == first.line) && !nameTerms.isDisjoint(with: SearchTerms.terms(of: line.text))
-                && (value == .place ? ValueSpans.find(.address, in: line.text).count > 0 || holds(line) : holds(line))
+        // Each name the first line brings in, in turn, until one leads to such a line ("Ran 8 km
+        // with the Harriers. Amalie is organising the race": "Ran" leads nowhere, "Amalie" does).
+        var found: [RetrievedLine] = []
+        for name in Evidence.newNames(in: first.text, question: question, ignoring: ignoring).prefix(4) where found.isEmpty {
+            let hop = WorkspaceSearch(workspace: workspace).lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded)
+            let nameTerms = Set(SearchTerms.terms(of: name))
+            found = widened(hop, evidence: evidence).filter { line in
+                !(line.path == first.path && line.line == first.line) && !nameTerms.isDisjoint(with: SearchTerms.terms(of: line.text))
+                    && (value == .place ? ValueSpans.find(.address, in: line.text).count > 0 || holds(line) : holds(line))
+            }
         }
         guard !found.isEmpty else { return ranked }
         // Found by the name the first line brought in: kept whatever the model chooses.

@@ -53,7 +53,8 @@ struct SearchStatistics {
             let terms = SearchTerms.terms(of: trimmed)
             if Self.isHeading(trimmed) {
                 headingTerms = Array(Set(terms.compactMap { index[$0] })).sorted()
-                continue
+                // A heading with a number states a fact of its own ("## 4.2 (3 August 2026)").
+                guard trimmed.contains(where: \.isNumber) else { continue }
             }
             guard !terms.isEmpty else { continue }
             documents += 1

@@ -93,8 +93,12 @@ extension RunExecutor {
     var requestLead: String { manifest.requestLead }
 
     private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
-        let document = DocumentShape.prepared(manifest.document ?? manifest.request)
+        let original = manifest.document ?? manifest.request
+        let document = DocumentShape.prepared(original)
         let sentences = Sentences.split(document)
+        // A summary's share is of the source as dropped: an email thread whose quoted replies
+        // were left out may keep more of its newest message.
+        let widening = min(2.5, Double(max(original.count, 1)) / Double(max(document.count, 1)))
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
@@ -118,7 +122,7 @@ extension RunExecutor {
             // leaves out a supplier is wrong).
             ranked = ranked.filter { rows.contains(sentences[$0]) } + ranked.filter { !rows.contains(sentences[$0]) }
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
-            let allowance = Double(groupCharacters) * Self.extractionShare
+            let allowance = min(Double(groupCharacters), Double(groupCharacters) * Self.extractionShare * widening)
             var fitting: [Int] = []
             var used = 0
             for number in ranked where fitting.isEmpty || Double(used + sentences[number].count) <= allowance {

@@ -19,8 +19,15 @@ extension RunExecutor {
                       let day = DayWords.parse(claim.text, today: today) else { continue }
                 items.append((day.timeIntervalSince1970, claim.text, index))
             }
+        } else if let column = Self.column(for: question, in: lines) {
+            // Table rows: the column the request names ("cheapest" → the price).
+            for (index, line) in lines.enumerated() {
+                guard let cell = Self.cells(of: line.text)?.first(where: { $0.header == column }), let value = Calculator.number(cell.value),
+                      cell.value.contains(where: \.isNumber) else { continue }
+                items.append((value, cell.value + Self.unit(inHeader: column), index))
+            }
         } else {
-            // One amount per line: the first, or the one whose column the request names.
+            // One amount per line: the first.
             var seen: Set<Int> = []
             for amount in Self.amounts(in: lines) where seen.insert(amount.line).inserted {
                 items.append((amount.value, amount.shown, amount.line))
@@ -33,6 +40,44 @@ extension RunExecutor {
         let line = lines[best.line]
         let which = ["lowest": "the lowest", "highest": "the highest", "earliest": "the earliest", "latest": "the latest"][operation.rawValue] ?? operation.rawValue
         return "\(Self.label(of: line.text, without: best.shown)) — \(best.shown), \(which) of \(items.count) (\(line.source ?? "?"))"
+    }
+
+    /// Words of a request for the lowest or highest price, and the headers of a price column.
+    static let moneyWords: Set<String> = Set(SearchTerms.terms(of: "cheap cheaper cheapest expensive dear dearest pricey priciest price cost costs pay quote fee"))
+    static let moneyHeaders: Set<String> = Set(SearchTerms.terms(of: "price cost fee amount quote total rate charge sum"))
+        .union(AnswerEvidence.money)
+
+    /// A table row as written by the evidence ("Roofer: Harl; Price (crowns): 4,320; …"): its cells.
+    static func cells(of row: String) -> [(header: String, value: String)]? {
+        let parts = row.components(separatedBy: "; ")
+        let cells = parts.compactMap { part -> (String, String)? in
+            guard let colon = part.range(of: ": ") else { return nil }
+            return (String(part[..<colon.lowerBound]), String(part[colon.upperBound...]))
+        }
+        return cells.count >= 2 && cells.count == parts.count ? cells : nil
+    }
+
+    /// The numeric column of the rows in `lines` the request compares: the one whose header
+    /// shares a word with the request, else for a question about price the price column, else
+    /// the first numeric one; nil when the lines are no table rows.
+    static func column(for question: String, in lines: [SourcedLine]) -> String? {
+        let rows = lines.compactMap { cells(of: $0.text) }
+        guard rows.count >= 2 else { return nil }
+        let numeric = rows[0].map(\.header).filter { header in
+            rows.filter { row in row.contains { $0.header == header && $0.value.first?.isNumber == true } }.count >= 2
+        }
+        let asked = Set(SearchTerms.terms(of: question))
+        if let named = numeric.first(where: { !Set(SearchTerms.terms(of: $0)).isDisjoint(with: asked.subtracting(moneyWords)) }) { return named }
+        if !asked.isDisjoint(with: moneyWords), let price = numeric.first(where: { !Set(SearchTerms.terms(of: $0.lowercased())).isDisjoint(with: moneyHeaders) }) {
+            return price
+        }
+        return numeric.first
+    }
+
+    /// " crowns" of "Price (crowns)": a unit a header gives in brackets.
+    static func unit(inHeader header: String) -> String {
+        guard let open = header.firstIndex(of: "("), let close = header.lastIndex(of: ")"), open < close else { return "" }
+        return " " + header[header.index(after: open)..<close]
     }
 
     /// What a compared line is about: a table row's first cell, else its first name, else the line.

@@ -13,6 +13,36 @@ extension RunExecutor {
         """
     static let generalInstruction = "Answer the request briefly and plainly from your own knowledge, in at most five short lines."
 
+    /// Signs that a text is not a draft but the model speaking about its task: the prompt's
+    /// markers, talk of "the user" or of the agents, or far too long.
+    static let noDraftSigns = ["[user request]", "[previous agent", "output]:", "the user ", "the user's", "i was unable", "revision request",
+                               "as an ai", "i cannot", "the request"]
+
+    static func isNoDraft(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return text.isEmpty || noDraftSigns.contains(where: lowered.contains) || text.split(whereSeparator: \.isWhitespace).count > 150
+    }
+
+    /// The engine's plain draft of "Draft a message to NAME asking for X / asking him to X /
+    /// about X / to say X": a greeting, the request turned to the first person, thanks.
+    static func plainDraft(for request: String, ignoring: Set<String>) -> String? {
+        let name = Claims.extract(from: request, ignoring: ignoring).first { $0.kind == .name }?.text.split(separator: " ").first.map(String.init)
+        var purpose = request.trimmingCharacters(in: CharacterSet(charactersIn: " .!?"))
+        let lowered = purpose.lowercased()
+        let openings: [(String, String)] = [
+            (" asking for ", "Could I have "), (" asking him to ", "Could you "), (" asking her to ", "Could you "), (" asking them to ", "Could you "),
+            (" asking if ", "I wondered if "), (" asking whether ", "I wondered whether "), (" asking ", "Could you tell me "),
+            (" to ask for ", "Could I have "), (" to ask if ", "I wondered if "), (" about ", "I wanted to write to you about "),
+            (" to say ", ""), (" saying ", ""), (" to tell them ", ""), (" to tell him ", ""), (" to tell her ", ""), (" thanking ", "Thank you "),
+            (" for ", "Thank you for "),
+        ]
+        guard let (marker, lead) = openings.first(where: { lowered.contains($0.0) }), let range = lowered.range(of: marker) else { return nil }
+        purpose = String(purpose[purpose.index(purpose.startIndex, offsetBy: lowered.distance(from: lowered.startIndex, to: range.upperBound))...])
+        var body = lead.isEmpty ? purpose.prefix(1).uppercased() + purpose.dropFirst() : lead + purpose
+        body += lead.hasPrefix("Could") || lead.hasPrefix("I wondered") ? "?" : "."
+        return "Hi \(name ?? "there"),\n\n\(body)\n\nThanks!"
+    }
+
     /// `agent` as it writes for this request: with the draft's instruction, or — for a request
     /// not about the workspace — told to answer from its own knowledge.
     func writing(_ agent: AgentDefinition, part: FocusedPrompt.Part) -> AgentDefinition {
@@ -33,6 +63,9 @@ extension RunExecutor {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if isGeneralRequest { return trimmed.isEmpty || trimmed.hasPrefix(Self.generalOpening) ? trimmed : Self.generalOpening + "\n" + trimmed }
         guard analysis.kind == .draft else { return text }
+        // A small model that talks about the request instead of writing the text ("The user
+        // requested that I …", the prompt's own markers) gets the engine's plain draft instead.
+        if Self.isNoDraft(trimmed), let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
         let named = Claims.extract(from: manifest.requestLead, ignoring: ignoredNames).filter { $0.kind == .name }.map(\.text)
         let missing = named.filter { name in !trimmed.localizedCaseInsensitiveContains(name.split(separator: " ").first.map(String.init) ?? name) }
         guard let first = missing.first else { return trimmed }
