@@ -184,7 +184,10 @@ final class RunExecutor: @unchecked Sendable {
         var tools = agent.allowedTools
         if agents.count < 2 { tools.removeAll { $0 == .requestRevision } }
         if agent.extract == .verdict { tools = [] }
-        let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: manifest.context, part: part, budget: budget,
+        // A request not about the workspace is answered without it: no context.md, no lines found.
+        let general = isGeneralRequest && agent.extract == .answer
+        let prompt = FocusedPrompt.build(agent: agent, request: request(for: agent), context: general ? "" : manifest.context,
+                                         part: general ? .relay(previous: nil) : part, budget: budget,
                                          toolCount: tools.count, extras: extras(for: agent))
         let info = AgentInfo(agent)
         let history = routeHistory(for: agent, room: budget - FocusedPrompt.replyTokens(for: agent, budget: budget)
@@ -198,6 +201,8 @@ final class RunExecutor: @unchecked Sendable {
             for cut in prompt.cuts + history.cuts { emit(.note("\(agent.label): \(cut) (token budget \(budget))")) }
         }
         var replyTokens = FocusedPrompt.replyTokens(for: agent, budget: budget)
+        // The model's own answer, or a draft: a few lines, not a page.
+        if general || (manifest.analysis?.kind == .draft && agent.extract == .answer) { replyTokens = min(replyTokens, 160) }
         if let document = manifest.document, agent.output?.mode == .write, agent.maxTokens == nil {
             // A summary is at most half of what it summarises (a token is ~4 bytes, estimates count 3).
             replyTokens = min(replyTokens, max(96, FocusedPrompt.estimate(document) / 3))

@@ -166,9 +166,13 @@ extension RunManifest {
         var query = requestLead
         if let exchange = previousExchange, RequestRules.refersBack(requestLead) {
             let answer = exchange.answer.split(separator: "\n").first.map(String.init) ?? exchange.answer
-            let value = RunExecutor.renderedAnswer(answer)?.value ?? answer
-            let names = Claims.extract(from: value, ignoring: ignoring).filter { $0.kind == .name }.map(\.text)
-            if !names.isEmpty { query += " " + names.joined(separator: " ") }
+            // The value the previous answer gave ("Yusuf — “…”" gives Yusuf), else the names it holds.
+            if let value = RunExecutor.renderedAnswer(answer)?.value {
+                query += " " + value
+            } else {
+                let names = Claims.extract(from: answer, ignoring: ignoring).filter { $0.kind == .name }.map(\.text)
+                if !names.isEmpty { query += " " + names.joined(separator: " ") }
+            }
         }
         return query
     }
