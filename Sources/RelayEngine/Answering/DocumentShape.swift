@@ -8,6 +8,13 @@ enum DocumentShape {
     /// Lines that open a quoted earlier message in an email thread.
     static let replyOpenings = ["-----original message-----", "---------- forwarded message", "begin forwarded message"]
 
+    /// Whether ``prepared`` leaves quoted replies out of `document`.
+    static func dropsQuotedReplies(_ document: String) -> Bool {
+        let lines = document.components(separatedBy: "\n")
+        let quoted = lines.indices.filter { isQuoted(lines, at: $0) }
+        return !quoted.isEmpty && lines.indices.filter { !quoted.contains($0) && Evidence.isStatement(lines[$0]) }.count >= 3
+    }
+
     /// `document` with quoted replies left out (when what is left still says something), and
     /// table rows written as "first cell: cell, cell" (the header and the rule dropped).
     static func prepared(_ document: String) -> String {

@@ -49,8 +49,10 @@ extension RelayEngine {
             // An email address, a phone number…: the lines about the question's subject that hold
             // one come first.
             let topic = Support.topicTerms(of: query)
-            let holding = ranked.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
-            ranked = holding + ranked.filter { line in !holding.contains(line) }
+            // From the whole pool searched, not only the lines kept: a long line of context.md
+            // with the address ranks below short notes that merely name the person.
+            let holding = widened.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
+            ranked = Array((holding + ranked.filter { line in !holding.contains(line) }).prefix(max(keep, min(holding.count, keep + 2))))
         }
         if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)

@@ -98,7 +98,7 @@ extension RunExecutor {
         let sentences = Sentences.split(document)
         // A summary's share is of the source as dropped: an email thread whose quoted replies
         // were left out may keep more of its newest message.
-        let widening = min(2.5, Double(max(original.count, 1)) / Double(max(document.count, 1)))
+        let widening = DocumentShape.dropsQuotedReplies(original) ? min(2.5, Double(max(original.count, 1)) / Double(max(document.count, 1))) : 1
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
