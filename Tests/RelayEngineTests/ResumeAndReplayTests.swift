@@ -195,7 +195,7 @@ import WorkspaceCore
             #expect(error.code == .io)
             #expect(error.path == store.journalPath(manifest.id))
             #expect(error.message.contains("journal.jsonl") && error.message.contains("fsync"), "\(error.message)")
-            #expect(error.cause?.underlying == .ioError)
+            #expect(error.workspaceCause?.underlying == .ioError)
         }
         FsyncFaults.clear(under: runFolder)
         #expect(model.received.count <= 1, "no agent after the one whose reply could not be made durable")

@@ -33,7 +33,7 @@ package enum Syscall {
     /// The corresponding C function is `read`, looped until end of file. With `sizeHint` (the
     /// size `fstat` gave), the first read asks for one byte more than that, straight into the
     /// result: a file that did not grow is read in one call and copied once.
-    static func readAll(_ fd: CInt, sizeHint: Int? = nil) -> Result<[UInt8], Errno> {
+    package static func readAll(_ fd: CInt, sizeHint: Int? = nil) -> Result<[UInt8], Errno> {
         var result: [UInt8] = []
         if let sizeHint, sizeHint < 16 * 1024 * 1024 {
             var first = [UInt8](repeating: 0, count: sizeHint + 1)
