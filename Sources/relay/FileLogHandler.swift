@@ -25,7 +25,7 @@ struct FileLogHandler: LogHandler {
     func log(event: LogEvent) {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let line = "\(ISO8601DateFormatter().string(from: Date())) \(event.level) \(label): \(event.message)\(details)\n"
+        let line = "\(Timestamp.iso8601()) \(event.level) \(label): \(event.message)\(details)\n"
         try? file?.write(contentsOf: Data(line.utf8))
     }
 }

@@ -12,7 +12,10 @@ struct SyncCommand: ParsableCommand {
             changed on both is merged (text line by line, journals by appended entries, chat \
             transcripts by message); what cannot be merged keeps one version in the file and the \
             other in a conflict copy next to it (`relay conflicts` lists them). A delete against \
-            an edit keeps the edit. Deleting most of a replica's files at once needs --force. \
+            an edit keeps the edit. Deleting more than relay.json's "sync" massDeletionThreshold \
+            (default half) of a replica's files at once needs --force: the same rules `relay \
+            watch` syncs by, and a sync that goes through releases a peer sync the daemon held \
+            (`relay status` shows it). \
             After a sync that left nothing over, the next one between the same two replicas looks \
             only at the files written on either side since; --full looks at every file.
 

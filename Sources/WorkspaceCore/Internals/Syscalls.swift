@@ -210,6 +210,11 @@ package enum Syscall {
         retrying { Glibc.mkdir(path, mode) }.map { _ in () }
     }
 
+    /// The corresponding C function is `rmdir`.
+    static func rmdir(_ path: String) -> Result<Void, Errno> {
+        retrying { Glibc.rmdir(path) }.map { _ in () }
+    }
+
     /// The corresponding C function is `unlink`.
     static func unlink(_ path: String) -> Result<Void, Errno> {
         retrying { Glibc.unlink(path) }.map { _ in () }

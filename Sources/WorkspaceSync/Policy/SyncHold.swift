@@ -26,7 +26,7 @@ public struct SyncHold: Codable, Sendable, Equatable {
         self.peer = peer
         self.location = location
         self.reason = reason
-        self.since = Self.timestamp(since)
+        self.since = Timestamp.iso8601(since)
         self.release = "check both sides, then run `relay sync --force \(location)`"
     }
 
@@ -74,7 +74,4 @@ public struct SyncHold: Codable, Sendable, Equatable {
             throw WorkspaceError(.invalidInput, "\(path): not a sync hold as relay writes it (\(error)); remove it to release the hold", path: path)
         }
     }
-
-    private static func timestamp(_ date: Date) -> String { Self.formatter.string(from: date) }
-    nonisolated(unsafe) private static let formatter = ISO8601DateFormatter()
 }

@@ -33,7 +33,7 @@ struct CommandRunner: Sendable {
         if !FileManager.default.fileExists(atPath: logFile) { FileManager.default.createFile(atPath: logFile, contents: nil) }
         let log = FileHandle(forWritingAtPath: logFile)
         _ = try? log?.seekToEnd()
-        try? log?.write(contentsOf: Data("--- \(ISO8601DateFormatter().string(from: Date())) \(rule): \(path)\n".utf8))
+        try? log?.write(contentsOf: Data("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
