@@ -11,7 +11,7 @@ public protocol RelayLauncher: Sendable {
 
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
 /// environment, its output appended to `.relay/log/triggers.log`.
-struct CommandRunner: Sendable {
+struct TriggerRunner: Sendable {
     let workspace: Workspace
     let logger: Logger
 
