@@ -66,9 +66,14 @@ static int above_standard(int fd) {
 }
 
 int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]) {
+    return relay_spawn_with(file, argv, pid, ends, 0);
+}
+
+int relay_spawn_with(const char *file, char *const argv[], pid_t *pid, int ends[3], int flags) {
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     int result = 0;
     for (int i = 0; i < 3; i++) {
+        if (flags & (1 << i)) continue;  /* RELAY_SPAWN_INHERIT_INPUT, _OUTPUT, _ERROR */
         if (pipe2(pipes[i], O_CLOEXEC) != 0) { result = errno; goto done; }
         pipes[i][0] = above_standard(pipes[i][0]);
         pipes[i][1] = above_standard(pipes[i][1]);
@@ -78,17 +83,21 @@ int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]) {
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0);
-    posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
+    if (pipes[0][0] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0);
+    if (pipes[1][1] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1);
+    if (pipes[2][1] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    short spawnFlags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (!(flags & RELAY_SPAWN_SAME_GROUP)) {
+        posix_spawnattr_setpgroup(&attributes, 0);
+        spawnFlags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&attributes, spawnFlags);
     result = posix_spawnp(pid, file, &actions, &attributes, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);

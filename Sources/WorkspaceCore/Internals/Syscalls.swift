@@ -370,19 +370,33 @@ package enum Syscall {
 /// `flock(2)`: Glibc's function, which inside `Syscall` the `flock` struct of fcntl hides.
 private func flockCall(_ fd: CInt, _ operation: CInt) -> CInt { flock(fd, operation) }
 
-// MARK: Child processes (WorkspaceSync's `PeerProcess`)
+// MARK: Child processes (WorkspaceSync's `PeerProcess`, WorkspaceCore's `ChildProcess`)
+
+/// How `Syscall.spawn` sets a child up, beside its defaults (three pipes, a group of its own).
+package struct SpawnOptions: OptionSet, Sendable {
+    package let rawValue: CInt
+    package init(rawValue: CInt) { self.rawValue = rawValue }
+    /// This process's standard input, output or error, not a pipe.
+    package static let inheritInput = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_INPUT)
+    package static let inheritOutput = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_OUTPUT)
+    package static let inheritError = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_ERROR)
+    /// In this process group: a terminal's Ctrl-C reaches the child too.
+    package static let sameProcessGroup = SpawnOptions(rawValue: RELAY_SPAWN_SAME_GROUP)
+}
 
 extension Syscall {
     /// The corresponding C function is `relay_spawn` (CRelaySystem: `posix_spawnp` with pipes
     /// for standard input, output and error, its own process group, every other descriptor
     /// closed): the child's pid and our ends of its three pipes.
-    package static func spawn(_ command: [String]) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
+    /// With `options`, the child gets this process's own standard streams instead of pipes (the
+    /// end is then -1), or stays in this process group (`relay_spawn_with`).
+    package static func spawn(_ command: [String], options: SpawnOptions = []) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
         precondition(!command.isEmpty, "a command to start")
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         var ends: [CInt] = [-1, -1, -1]
-        let result = relay_spawn(command[0], argv, &pid, &ends)
+        let result = relay_spawn_with(command[0], argv, &pid, &ends, options.rawValue)
         return result == 0 ? .success((pid, ends)) : .failure(Errno(rawValue: result))
     }
 
