@@ -390,13 +390,21 @@ extension Syscall {
     /// closed): the child's pid and our ends of its three pipes.
     /// With `options`, the child gets this process's own standard streams instead of pipes (the
     /// end is then -1), or stays in this process group (`relay_spawn_with`).
-    package static func spawn(_ command: [String], options: SpawnOptions = []) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
+    /// `environment` (nil: this process's) and `directory` (nil: this one's) are the child's;
+    /// `output`, when given, is the descriptor its standard output and error both go to.
+    package static func spawn(_ command: [String], options: SpawnOptions = [], environment: [String: String]? = nil,
+                              directory: String? = nil, output: CInt? = nil) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
         precondition(!command.isEmpty, "a command to start")
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0.key + "=" + $0.value) } + [nil] }
+        defer {
+            for argument in argv { free(argument) }
+            for variable in envp ?? [] { free(variable) }
+        }
         var pid: pid_t = 0
         var ends: [CInt] = [-1, -1, -1]
-        let result = relay_spawn_with(command[0], argv, &pid, &ends, options.rawValue)
+        let result = envp.map { relay_spawn_with(command[0], argv, $0, directory, output ?? -1, &pid, &ends, options.rawValue) }
+            ?? relay_spawn_with(command[0], argv, nil, directory, output ?? -1, &pid, &ends, options.rawValue)
         return result == 0 ? .success((pid, ends)) : .failure(Errno(rawValue: result))
     }
 

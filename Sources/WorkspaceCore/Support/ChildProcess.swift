@@ -73,11 +73,28 @@ package enum ChildProcess {
         return waitAndReap(pid, state: State()).code
     }
 
-    private static func spawn(_ command: [String], options: SpawnOptions) throws -> (pid_t, [CInt]) {
+    /// Runs `command` with `environment` (the whole of it) in `directory`, its standard input
+    /// empty and its output and errors appended to the file `log` (made if missing) after
+    /// `header`, and waits for its end: its exit status, or 128 + the signal that ended it. A
+    /// trigger's command: what it prints stays in the log as it prints it.
+    /// - throws: `WorkspaceError` naming the log when it cannot be opened or written, or the
+    ///   command when it cannot be started.
+    package static func run(_ command: [String], environment: [String: String], directory: String,
+                            appendingOutputTo log: String, header: [UInt8]) throws -> Int32 {
+        let fd = try Syscall.open(log, O_WRONLY | O_APPEND | O_CREAT).orThrow("open", path: log)
+        defer { Syscall.close(fd) }
+        try header.withUnsafeBytes { Syscall.writeAll(fd, $0) }.orThrow("write", path: log)
+        let (pid, ends) = try spawn(command, options: [], environment: environment, directory: directory, output: fd)
+        Syscall.close(ends[0])
+        return waitAndReap(pid, state: State()).code
+    }
+
+    private static func spawn(_ command: [String], options: SpawnOptions, environment: [String: String]? = nil,
+                              directory: String? = nil, output: CInt? = nil) throws -> (pid_t, [CInt]) {
         guard let name = command.first, !name.isEmpty else {
             throw WorkspaceError(.invalidInput, "no command to run")
         }
-        switch Syscall.spawn(command, options: options) {
+        switch Syscall.spawn(command, options: options, environment: environment, directory: directory, output: output) {
         case .success(let started): return started
         case .failure(let errno):
             let reason = errno == .noSuchFileOrDirectory ? "not found (is it installed and on PATH?)" : "\(errno)"
