@@ -44,7 +44,7 @@ struct StatusCommand: ParsableCommand {
         let counts = try WatchService.queueCounts(workspace: workspace)
         var runs: [String: Int] = [:]
         for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
-        let conflicts = FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite")
+        let conflicts = StateFile.exists(workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         let holds = try SyncHold.all(in: workspace)
         if json {
