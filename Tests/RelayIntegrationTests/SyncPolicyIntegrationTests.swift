@@ -123,6 +123,9 @@ struct SyncPolicyIntegrationTests {
         #expect(status.text.contains("Peer sync  held with \(pair.a)"), "\(status.text)")
         #expect(status.text.contains(words), "\(status.text)")
         #expect(status.text.contains("relay sync --force \(pair.a)"), "\(status.text)")
+        let json = try pair.expectStatus(0, ["status", "-w", pair.b, "--json"])
+        let held = try #require((try JSONSerialization.jsonObject(with: json.standardOutput) as? [String: Any])?["heldSyncs"] as? [[String: Any]])
+        #expect(held.count == 1 && held.first?["location"] as? String == pair.a && (held.first?["reason"] as? String)?.contains(words) == true, "\(held)")
 
         // The next change does not try the sync again: the daemon says it is held.
         daemon.forget()
