@@ -59,6 +59,8 @@ let package = Package(
             name: "WorkspaceSync",
             dependencies: [
                 "WorkspaceCore", "RelaySQLite", .product(name: "Logging", package: "swift-log"),
+                // The JSON parser with byte ranges: configuration files merge by key path.
+                "RelayJSON",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Errno, as WorkspaceCore's Syscall reports it (PeerProcess's calls and its start).
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -98,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "RelaySQLite", "LanguageModels", "RelayEngine", "RelayServer",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

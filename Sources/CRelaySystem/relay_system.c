@@ -66,9 +66,16 @@ static int above_standard(int fd) {
 }
 
 int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]) {
+    return relay_spawn_with(file, argv, NULL, NULL, -1, pid, ends, 0);
+}
+
+int relay_spawn_with(const char *file, char *const argv[], char *const envp[], const char *directory,
+                     int output_fd, pid_t *pid, int ends[3], int flags) {
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     int result = 0;
     for (int i = 0; i < 3; i++) {
+        if (flags & (1 << i)) continue;  /* RELAY_SPAWN_INHERIT_INPUT, _OUTPUT, _ERROR */
+        if (i > 0 && output_fd >= 0) continue;  /* output and error go to output_fd */
         if (pipe2(pipes[i], O_CLOEXEC) != 0) { result = errno; goto done; }
         pipes[i][0] = above_standard(pipes[i][0]);
         pipes[i][1] = above_standard(pipes[i][1]);
@@ -78,18 +85,27 @@ int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]) {
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0);
-    posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
+    if (pipes[0][0] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0);
+    if (pipes[1][1] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1);
+    if (pipes[2][1] >= 0) posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2);
+    if (output_fd >= 0) {
+        posix_spawn_file_actions_adddup2(&actions, output_fd, 1);
+        posix_spawn_file_actions_adddup2(&actions, output_fd, 2);
+    }
+    if (directory != NULL) posix_spawn_file_actions_addchdir_np(&actions, directory);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    result = posix_spawnp(pid, file, &actions, &attributes, argv, environ);
+    short spawnFlags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (!(flags & RELAY_SPAWN_SAME_GROUP)) {
+        posix_spawnattr_setpgroup(&attributes, 0);
+        spawnFlags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&attributes, spawnFlags);
+    result = posix_spawnp(pid, file, &actions, &attributes, argv, envp != NULL ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     if (result == 0) {

@@ -30,10 +30,15 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
     public var message: String
     /// The file concerned, when there is one (a run's journal, its manifest).
     public var path: String?
-    /// The failure underneath, when there is one (the system call that failed, with its errno).
-    public var cause: WorkspaceError?
+    /// The failure underneath, when there is one: a `WorkspaceError` (the system call that
+    /// failed, with its errno), a `LanguageModelError` (the model server, its URL), or another
+    /// module's own error.
+    public var cause: (any Error)?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, cause: WorkspaceError? = nil) {
+    /// The cause when it is the workspace's (`cause as? WorkspaceError`).
+    public var workspaceCause: WorkspaceError? { cause as? WorkspaceError }
+
+    public init(_ code: Code, _ message: String, path: String? = nil, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.path = path

@@ -42,6 +42,9 @@ public struct JSONNode: Sendable {
     public var value: Value
     public var line: Int
     public var column: Int
+    /// Where the value's text is in the document, as byte offsets (its first byte, and the one
+    /// after its last): a merge that keeps a value unchanged copies these bytes as they were.
+    public var bytes: Range<Int> = 0..<0
 
     /// What kind of value this is, in words, for messages.
     public var kindName: String {
@@ -119,6 +122,14 @@ private struct JSONParser {
     mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONNode {
         if depth > 200 { throw error("nested too deeply") }
         skipWhitespace()
+        let start = index
+        var parsed = try parseValueHere(depth: depth)
+        parsed.bytes = start..<index
+        return parsed
+    }
+
+    /// The value that starts at `index` (whitespace skipped).
+    mutating func parseValueHere(depth: Int) throws(JSONSyntaxError) -> JSONNode {
         let (startLine, startColumn) = (line, column)
         func node(_ value: JSONNode.Value) -> JSONNode { JSONNode(value: value, line: startLine, column: startColumn) }
         guard index < bytes.count else { throw error("expected a value, found end of file") }

@@ -53,20 +53,6 @@ public final class SQLiteDatabase {
         }
     }
 
-    /// Asks the kernel to start reading the database file and its write-ahead log into the
-    /// page cache now, without waiting (`posix_fadvise(WILLNEED)`): a caller about to read
-    /// most of it — a sync's refresh reads every row — then finds the pages there, where on a
-    /// machine that had dropped them each lookup waited for the disk (193 reads of ~50 µs in
-    /// one sync's server).
-    public func readAhead() {
-        for name in [file, file + "-wal"] {
-            let fd = Glibc.open(name, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
-            Glibc.close(fd)
-        }
-    }
-
     /// Copies what the write-ahead log holds into the database without waiting for readers or
     /// writers (`PRAGMA wal_checkpoint(PASSIVE)`): done where nobody waits for it, it keeps
     /// the log short, so SQLite's own checkpoint (when the log passes 1,000 pages, inside

@@ -193,7 +193,7 @@ public actor WatchService {
                 let outcome: (WatchStore.State, Int32?, String?)
                 switch rule.action {
                 case .command(let command):
-                    let result = await CommandRunner(workspace: workspace, logger: logger)
+                    let result = await TriggerRunner(workspace: workspace, logger: logger)
                         .run(command: command, path: trigger.path, hash: trigger.hash, rule: rule.name)
                     outcome = (result.status == 0 ? .done : .failed, result.status, result.note)
                 case .relay(let relay):

@@ -2,7 +2,6 @@ import ArgumentParser
 import LanguageModels
 import RelayEngine
 import RelayServer
-import RelaySQLite
 import WorkspaceCore
 import WorkspaceSync
 import WorkspaceWatcher
@@ -57,11 +56,7 @@ enum CommandRunner {
             return error.isUsageError ? 2 : 1
         case let error as SyncError:
             Terminal.error(error.message)
-            return 1
-        case let error as SQLiteError:
-            // The message names the database file and the statement.
-            Terminal.error(error.message)
-            return 1
+            return error.isUsageError ? 2 : 1
         case let error as APIError:
             // `relay serve` / `relay watch --http` could not start: the token, the address.
             Terminal.error(error.message)

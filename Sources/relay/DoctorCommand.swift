@@ -44,18 +44,13 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
         var report = DoctorReport()
-        let (file, root) = try configurationFile(environment)
-        var configuration = ModelConfiguration.localDefault
-        if let file, let data = FileManager.default.contents(atPath: file) {
-            configuration = try ModelConfiguration.load(relayJSON: data, file: file)
-            report.configuration = file
-        } else {
-            report.configuration = root == nil ? "defaults (not in a workspace)" : "defaults (the workspace has no relay.json)"
-        }
-        report.overrides = ModelConfiguration.overridingVariables.filter { environment[$0]?.isEmpty == false }
-        configuration = configuration.applyingEnvironment(environment)
+        let found = try findWorkspace()
+        // The same choice of model every command makes (RelayEngine's WorkspaceModels).
+        let models = try WorkspaceModels(workspace: found)
+        let configuration = models.configuration
+        report.configuration = models.file ?? (found == nil ? "defaults (not in a workspace)" : "defaults (the workspace has no relay.json)")
+        report.overrides = models.overrides
         report.provider = configuration.provider.rawValue
         report.baseURL = configuration.provider == .scripted ? nil : configuration.resolvedBaseURL
         report.model = configuration.provider == .scripted ? configuration.script : configuration.resolvedModel
@@ -66,7 +61,7 @@ struct DoctorCommand: AsyncParsableCommand {
         settings.idleTimeout = .milliseconds(Int64(timeout * 1000))
         settings.connectTimeout = .seconds(5)
         settings.maxAttempts = 2
-        let model = try ModelFactory.make(configuration, environment: environment, relativeTo: root, settings: settings, logger: RelayLogging.logger)
+        let model = try models.make(settings: settings, logger: RelayLogging.logger)
         report.describedAs = model.description
         let client = (model as? StructuredToolModel)?.base ?? (model as? ToolsWithheldModel)?.base ?? model
 
@@ -90,7 +85,7 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         }
         report.inotify = InotifyReport(limits: InotifyLimits.current(), usage: InotifyLimits.usage())
-        if let root, let workspace = try? Workspace.open(at: root) {
+        if let workspace = found {
             do {
                 let relays = try RelayConfiguration.load(from: workspace)
                 report.parallelWanted = relays.relays.filter { $0.mode == .plan }.map(\.plan.parallel).max()
@@ -109,20 +104,16 @@ struct DoctorCommand: AsyncParsableCommand {
         if let failure { throw CommandFailure(message: failure, status: 1) }
     }
 
-    /// relay.json of the workspace named by -w or $RELAY_WORKSPACE, or found from the current
-    /// folder; none outside a workspace.
-    private func configurationFile(_ environment: [String: String]) throws -> (file: String?, root: String?) {
-        let workspace: Workspace?
+    /// The workspace named by -w or $RELAY_WORKSPACE, or found from the current folder; nil
+    /// outside a workspace.
+    private func findWorkspace() throws -> Workspace? {
+        let environment = ProcessInfo.processInfo.environment
         if let path = self.workspace {
-            workspace = try Workspace.open(at: path)
+            return try Workspace.open(at: path)
         } else if let path = environment[Workspace.environmentVariable], !path.isEmpty {
-            workspace = try Workspace.open(at: path)
-        } else {
-            workspace = try? Workspace.discover(from: FileManager.default.currentDirectoryPath)
+            return try Workspace.open(at: path)
         }
-        guard let root = workspace?.root else { return (nil, nil) }
-        let file = root + "/relay.json"
-        return (FileManager.default.fileExists(atPath: file) ? file : nil, root)
+        return try? Workspace.discover(from: FileManager.default.currentDirectoryPath)
     }
 
     /// One tiny request that a model with native tool calling answers with a call.

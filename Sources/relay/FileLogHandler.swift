@@ -6,15 +6,15 @@ import Logging
 /// with its metadata, in the same shape as swift-log's stream handler.
 struct FileLogHandler: LogHandler {
     let label: String
-    let file: FileHandle?
+    /// Written through WorkspaceCore's system-call layer; nil when the log cannot be opened
+    /// (the daemon then logs to standard error only).
+    let file: AppendOnlyFile?
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
 
     init(label: String, path: String) {
         self.label = label
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
-        self.file = FileHandle(forWritingAtPath: path)
-        _ = try? file?.seekToEnd()
+        self.file = try? AppendOnlyFile(path: path)
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -25,8 +25,8 @@ struct FileLogHandler: LogHandler {
     func log(event: LogEvent) {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let line = "\(ISO8601DateFormatter().string(from: Date())) \(event.level) \(label): \(event.message)\(details)\n"
-        try? file?.write(contentsOf: Data(line.utf8))
+        let line = "\(Timestamp.iso8601()) \(event.level) \(label): \(event.message)\(details)\n"
+        try? file?.append(Array(line.utf8), sync: false)
     }
 }
 
@@ -35,7 +35,7 @@ extension RelayLogging {
     /// `.relay/log/watch.log` at info.
     static func daemonLogger(workspace: Workspace) -> Logger {
         let folder = workspace.layout.state + "/log"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try? StateFile.makeFolders(folder)
         let level = ProcessInfo.processInfo.environment["RELAY_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .notice
         return Logger(label: "relay.watch") { label in
             var console = StreamLogHandler.standardError(label: label)

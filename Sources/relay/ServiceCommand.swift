@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelayServer
+import WorkspaceCore
 
 struct ServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -80,7 +81,7 @@ struct ServiceInstallCommand: AsyncParsableCommand {
             }
             address = parsed
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable = (try? StateFile.linkTarget("/proc/self/exe")) ?? CommandLine.arguments[0]
         let scope: SystemdUnit.Scope = user ? .user : .system(user: getuid() == 0 ? nil : NSUserName())
         let unit = SystemdUnit(executable: executable, workspace: workspace.root, http: address, scope: scope)
         if print {
@@ -90,14 +91,14 @@ struct ServiceInstallCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let path = output.map { ($0 as NSString).appendingPathComponent(unit.name) }
             ?? unit.path(home: environment["HOME"] ?? NSHomeDirectory(), configHome: environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 })
-        if FileManager.default.fileExists(atPath: path), !force {
+        if StateFile.exists(path), !force {
             throw CommandFailure(message: "\(path) is already there; --force replaces it")
         }
         do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(unit.text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CommandFailure(message: "cannot write \(path): \(error.localizedDescription)" + (user ? "" : " (a system unit needs root; --user installs one for you alone)"))
+            try StateFile.makeFolders((path as NSString).deletingLastPathComponent)
+            try StateFile.replace(path, with: Array(unit.text.utf8), durable: true)
+        } catch let error as WorkspaceError {
+            throw CommandFailure(message: "cannot write \(path): \(error.message)" + (user ? "" : " (a system unit needs root; --user installs one for you alone)"))
         }
         Swift.print("wrote \(path)")
         Swift.print("enable and start it, then follow its log:")

@@ -11,7 +11,8 @@ struct StatusCommand: ParsableCommand {
         abstract: "Show the workspace, its replica id and locks, runs and conflicts, and reclaim interrupted writes.",
         discussion: """
             Counts files, lists paths whose lock is held right now, the trigger queue, relay runs \
-            by state and open sync conflicts, and removes temporary files left by writers that \
+            by state, open sync conflicts and peer syncs the daemon holds (a sync it refused, \
+            such as a mass deletion, waits for `relay sync --force PEER`), and removes temporary files left by writers that \
             were killed.
 
             Examples:
@@ -32,6 +33,8 @@ struct StatusCommand: ParsableCommand {
         /// Relay runs by state (done, running, interrupted, cancelled, failed, skipped).
         var runs: [String: Int]
         var openConflicts: Int
+        /// Peer syncs the daemon stopped and will not try again until a person releases them.
+        var heldSyncs: [SyncHold]
     }
 
     func run() throws {
@@ -41,10 +44,12 @@ struct StatusCommand: ParsableCommand {
         let counts = try WatchService.queueCounts(workspace: workspace)
         var runs: [String: Int] = [:]
         for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
-        let conflicts = FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite")
+        let conflicts = StateFile.exists(workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
+        let holds = try SyncHold.all(in: workspace)
         if json {
-            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs, openConflicts: conflicts))
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs,
+                                        openConflicts: conflicts, heldSyncs: holds))
         }
         print("Workspace  \(status.root)")
         print("Replica    \(status.replicaID)   (layout \(status.formatVersion))")
@@ -66,6 +71,10 @@ struct StatusCommand: ParsableCommand {
         print("Runs       " + (runStates.isEmpty ? "none yet" : runStates.joined(separator: ", "))
               + (resumable > 0 ? "   (`relay resume --all` continues them)" : ""))
         print("Conflicts  " + (conflicts == 0 ? "none open" : "\(conflicts) open (`relay conflicts` lists them)"))
+        for hold in holds {
+            print("Peer sync  held with \(hold.peer) since \(hold.since): \(hold.reason)")
+            print("           to release it: \(hold.release)")
+        }
     }
 }
 

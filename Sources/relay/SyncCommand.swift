@@ -12,7 +12,10 @@ struct SyncCommand: ParsableCommand {
             changed on both is merged (text line by line, journals by appended entries, chat \
             transcripts by message); what cannot be merged keeps one version in the file and the \
             other in a conflict copy next to it (`relay conflicts` lists them). A delete against \
-            an edit keeps the edit. Deleting most of a replica's files at once needs --force. \
+            an edit keeps the edit. Deleting more than relay.json's "sync" massDeletionThreshold \
+            (default half) of a replica's files at once needs --force: the same rules `relay \
+            watch` syncs by, and a sync that goes through releases a peer sync the daemon held \
+            (`relay status` shows it). \
             After a sync that left nothing over, the next one between the same two replicas looks \
             only at the files written on either side since; --full looks at every file.
 
@@ -43,12 +46,6 @@ struct SyncCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The relay program on the ssh peer (default: relay on its PATH).", valueName: "path"))
     var remoteRelay = "relay"
 
-    /// `[user@]host:path`: a colon before any slash, and no such local folder.
-    var isRemote: Bool {
-        guard let peer, let colon = peer.firstIndex(of: ":") else { return false }
-        return !peer[..<colon].contains("/") && !FileManager.default.fileExists(atPath: peer)
-    }
-
     func validate() throws {
         if peer == nil && !local { throw ValidationError("give the other replica (a folder or [user@]host:path), or --local") }
     }
@@ -58,49 +55,34 @@ struct SyncCommand: ParsableCommand {
         guard let peer else { return }
         var timings = SyncTimings("relay sync")
         let local = try options.open()
-        let remote: ReplicaEndpoint
-        do {
-            // Over ssh the peer is started first, and its answer read once this side has
-            // refreshed: the two start up and walk their trees at the same time.
-            // A missing or empty folder becomes a replica of this workspace (not in a dry run,
-            // which changes nothing): the sync fills it.
-            if isRemote {
-                remote = try RemoteEndpoint.ssh(peer, remoteRelay: remoteRelay, waitForHello: false, startReplica: !dryRun)
-            } else {
-                // One replica inside the other would sync itself into itself.
-                let absolute = URL(fileURLWithPath: peer).standardizedFileURL.resolvingSymlinksInPath().path
-                if absolute.hasPrefix(local.root + "/") || local.root.hasPrefix(absolute + "/") {
-                    throw CommandFailure(message: "\(peer) and this workspace (\(local.root)) are inside one another; a replica goes in a folder of its own", status: 2)
-                }
-                let (workspace, started) = dryRun ? (try Workspace.open(at: peer), false) : try Workspace.openOrStartReplica(at: peer)
-                let endpoint = try LocalEndpoint(workspace: workspace, walkAhead: true)
-                endpoint.startedReplica = started
-                remote = endpoint
-            }
-        } catch let error as SyncError {
-            throw CommandFailure(message: error.message)
-        }
+        // The workspace's rules, the same the daemon's peer sync obeys (a bad value is an error
+        // naming relay.json's line, before anything is opened).
+        let policy = try SyncPolicy.load(from: local)
+        let address = PeerAddress(peer, relativeTo: FileManager.default.currentDirectoryPath)
+        // Over ssh the peer is started first, and its answer read once this side has refreshed:
+        // the two start up and walk their trees at the same time. A missing or empty folder
+        // becomes a replica of this workspace (not in a dry run, which changes nothing): the
+        // sync fills it.
+        let remote = try SyncPolicy.connect(to: address, from: local, startReplica: !dryRun, remoteRelay: remoteRelay,
+                                            walkAhead: true, waitForHello: false)
         let localEndpoint = try LocalEndpoint(workspace: local, walkAhead: true)
         // While ssh connects this side has time to spare: the index's log is checkpointed then,
         // before this side's refresh (a checkpoint cannot finish under an open transaction).
-        if isRemote { try? localEndpoint.index.checkpoint() }
+        if address.isRemote { try? localEndpoint.index.checkpoint() }
         timings.mark("opened")
-        guard remote.location != local.root else { throw CommandFailure(message: "\(peer) is this workspace itself", status: 2) }
-        var settings = Reconciler.Options()
-        settings.dryRun = dryRun
-        settings.force = force
+        var settings = policy.reconcilerOptions(force: force, dryRun: dryRun)
         settings.examineAll = full
         settings.leaveIndexesForExit = true
-        if let share = try? Self.massDeletionShare(local) { settings.massDeletionShare = share }
-        settings.mergeRules = try MergeRules.load(from: local)
         let progress = SyncProgressDisplay(enabled: !json, terminal: isatty(2) == 1)
-        var summary: SyncSummary
-        do {
-            summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
-        } catch let error as SyncError {
-            throw CommandFailure(message: error.message)
-        }
+        var summary = try Reconciler(local: localEndpoint, peer: remote, options: settings, logger: RelayLogging.logger).run(progress: progress.show)
         timings.mark("ran")
+        // A sync that went through releases a peer sync the daemon held for this peer (on
+        // either side, when the peer is a folder here).
+        var released = false
+        if !dryRun {
+            for location in Set([remote.location, address.location]) where try SyncHold.release(location, in: local) { released = true }
+            if let peerWorkspace = (remote as? LocalEndpoint)?.workspace { try SyncHold.release(local.root, in: peerWorkspace) }
+        }
         // The peer over ssh is told bye and waited for, whatever is printed.
         defer {
             (remote as? RemoteEndpoint)?.close()
@@ -109,6 +91,7 @@ struct SyncCommand: ParsableCommand {
         }
         summary.startedReplica = (remote as? LocalEndpoint)?.startedReplica == true || (remote as? RemoteEndpoint)?.startedReplica == true
         if json { return try printJSON(summary) }
+        if released { print("Released the daemon's held sync with \(remote.location): it syncs again after the next change") }
         if summary.startedReplica { print("Started a new replica of this workspace at \(remote.location) (replica \(remote.replica))") }
         for action in summary.actions { print((dryRun ? "would " : "") + action) }
         let verb = dryRun ? "Would sync" : "Synced"
@@ -137,11 +120,5 @@ struct SyncCommand: ParsableCommand {
         for copy in outcome.merged { print("merged and removed: \(copy)") }
         for copy in outcome.left { print("left for you (overlapping changes): \(copy)") }
         print("Syncthing conflict copies: \(outcome.merged.count) merged, \(outcome.left.count) left")
-    }
-
-    /// `"sync": {"massDeletionThreshold": 0.5}` in relay.json.
-    static func massDeletionShare(_ workspace: Workspace) throws -> Double? {
-        guard let root = try workspace.relayJSON() else { return nil }
-        return try root.optionalObject("sync")?.optionalNumber("massDeletionThreshold", in: 0...1)
     }
 }

@@ -1,22 +1,17 @@
 import Glibc
+import WorkspaceCore
 
 /// Writing to the terminal: raw bytes to stdout, messages to stderr, colour only on a TTY
 /// (and never when NO_COLOR is set).
 enum Terminal {
+    /// Writes `bytes` whole (WorkspaceCore's `Syscall.writeAll`, which retries EINTR and short
+    /// writes); a closed pipe (EPIPE: a pager quit) ends the output quietly.
     static func standardOutput(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue } else { return } }
-                offset += n
-            }
-        }
+        _ = bytes.withUnsafeBytes { Syscall.writeAll(1, $0) }
     }
 
     static func standardError(_ text: String) {
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { raw in _ = write(2, raw.baseAddress, raw.count) }
+        _ = Array(text.utf8).withUnsafeBytes { Syscall.writeAll(2, $0) }
     }
 
     static func error(_ message: String) {
@@ -34,16 +29,9 @@ enum Terminal {
 
     /// Reads all of standard input.
     static func readStandardInput() throws -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n == 0 { return result }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure(message: "could not read standard input (errno \(errno))")
-            }
-            result.append(contentsOf: buffer[0..<n])
+        switch Syscall.readAll(0) {
+        case .success(let bytes): return bytes
+        case .failure(let errno): throw CommandFailure(message: "could not read standard input: \(errno)")
         }
     }
 }

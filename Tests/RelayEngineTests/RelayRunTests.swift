@@ -237,15 +237,19 @@ import WorkspaceCore
 
     @Test func twoRunsAnsweringInTheSameChatAtOnceLoseNeitherTurn() async throws {
         let scratch = try ScratchWorkspace.forRelays()
-        let slow: TestModel.Step = .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("slow answer"))
-        let first = TestModel([slow, slow, slow, .text("APPROVED one")])
-        let second = TestModel([slow, slow, slow, .text("APPROVED two")])
+        let answer: TestModel.Step = .text("an answer")
+        let first = TestModel([answer, answer, answer, .text("APPROVED one")])
+        let second = TestModel([answer, answer, answer, .text("APPROVED two")])
         let engineA = scratch.engine(first), engineB = scratch.engine(second)
         let a = try engineA.prepare(ask: "First question", conversation: "shared")
         let b = try engineB.prepare(ask: "Second question", conversation: "shared")
-        async let runA: Void = engineA.execute(a.id) { _ in }
-        async let runB: Void = engineB.execute(b.id) { _ in }
-        _ = try await (runA, runB)
+        // Both runs rewrite the shared chat after every agent (as with a slow, real model),
+        // so their rewrites interleave.
+        try await RunExecutor.$conversationInterval.withValue(.zero) {
+            async let runA: Void = engineA.execute(a.id) { _ in }
+            async let runB: Void = engineB.execute(b.id) { _ in }
+            _ = try await (runA, runB)
+        }
         let chat = try #require(scratch.contents("Chats/shared.md"))
         #expect(chat.contains("<!-- relay:end \(a.id)") && chat.contains("<!-- relay:end \(b.id)"))
         #expect(chat.contains("APPROVED one") && chat.contains("APPROVED two"))

@@ -31,17 +31,18 @@ import WorkspaceCore
 
     @Test func cancellingMidReplyLeavesAResumableRunAndATranscriptWithOnlyWholeMessages() async throws {
         let scratch = try ScratchWorkspace.forRelays()
-        // Remy takes a while (as a real model does), so the chat files are written after his turn.
-        let hanging = TestModel([.text("plan"), .act({ Thread.sleep(forTimeInterval: 0.3) }, then: .text("facts")), .hang(partial: "HALF-WRITTEN ANSWER")])
+        // The chat files are rewritten after every agent (as after Remy's turn with a real,
+        // slow model), so they hold his reply when Wren starts streaming.
+        let hanging = TestModel([.text("plan"), .text("facts"), .hang(partial: "HALF-WRITTEN ANSWER")])
         let engine = scratch.engine(hanging)
         let manifest = try engine.prepare(ask: "Llamas?")
         let wrenStreams = Gate()
-        let task = Task {
+        let task = Task { try await RunExecutor.$conversationInterval.withValue(.zero) {
             defer { wrenStreams.open() }  // a run that ends early must not leave the test waiting
             try await engine.execute(manifest.id) { event in
                 if case .textDelta(_, "writer", _) = event { wrenStreams.open() }
             }
-        }
+        } }
         // Wait until Wren is streaming.
         await wrenStreams.wait()
         let transcriptPath = Conversation.transcriptPath(forChat: manifest.chatFile)
@@ -195,7 +196,7 @@ import WorkspaceCore
             #expect(error.code == .io)
             #expect(error.path == store.journalPath(manifest.id))
             #expect(error.message.contains("journal.jsonl") && error.message.contains("fsync"), "\(error.message)")
-            #expect(error.cause?.underlying == .ioError)
+            #expect(error.workspaceCause?.underlying == .ioError)
         }
         FsyncFaults.clear(under: runFolder)
         #expect(model.received.count <= 1, "no agent after the one whose reply could not be made durable")

@@ -32,7 +32,9 @@ enum ModelKind {
         case .text: self = .text
         case .journal: self = .journal
         case .transcript: self = .transcript
-        case .binary: self = .binary
+        // The one JSON file the run writes (a roster of one agent whose name changes) merges by
+        // key, and two different names of one agent are a conflict: whole versions, as a binary's.
+        case .binary, .json: self = .binary
         }
     }
 

@@ -319,9 +319,8 @@ struct WriteBatchTests {
     @Test func aNewPathsTemporaryBelongsToItsLiveBatchAndIsReclaimedOnceTheBatchsLockIsFree() throws {
         let batch = WriteBatch(workspace, operation: "sync")
         try batch.stage("notes/new.md", bytes: Array("new\n".utf8), expected: nil)
-        // Made on the batch's writer thread, soon after `stage` returns.
-        let deadline = Date().addingTimeInterval(10)
-        while fixture.temporaries(in: "notes").isEmpty && Date() < deadline { usleep(1_000) }
+        // Made on the batch's writer thread, after `stage` returns.
+        batch.waitForNewFiles()
         let ours = try #require(fixture.temporaries(in: "notes").first)
         // What a batch killed with SIGKILL leaves: a temporary named after a lock nobody holds.
         let orphan = WorkspaceLayout.temporaryPrefix + String(ContentHash(of: "a batch that died").hex.prefix(32)) + "-0badc0de"

@@ -36,20 +36,28 @@ struct IndexChangesTests {
 
     func populated() throws -> (ScratchWorkspace, ScratchWorkspace) { try laptopAndDesktop(in: base) }
 
-    /// A walk begun when the endpoint was made (`walkAhead`, as `relay sync-serve` and `relay
-    /// sync` make theirs) serves the refresh that follows at once, but not one that comes after
-    /// `Walk.freshFor`: a file written after that walk is then still found.
-    @Test func aWalkBegunAheadIsNotUsedOnceItIsStale() throws {
+    /// A walk begun ahead of its refresh (`LocalEndpoint(walkAhead:)`, as `relay sync-serve`
+    /// and `relay sync` make theirs) serves the refresh that follows while it is fresh, but not
+    /// once it is older than `Walk.freshFor`: a file written after that walk is then still found.
+    /// The test waits for the walk to end (its result), and ages it instead of waiting for the clock.
+    @Test func aWalkBegunAheadServesItsRefreshWhileFreshAndIsNotUsedOnceStale() throws {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let replica = try ScratchWorkspace(in: base, name: "laptop")
         try replica.write("early.md", "here before\n")
-        let endpoint = try LocalEndpoint(workspace: replica.workspace, walkAhead: true)
-        Thread.sleep(forTimeInterval: 0.2)  // the walk of this small tree is long done
+        let index = try SyncIndex(workspace: replica.workspace)
+        let walk = SyncIndex.Walk(replica.workspace, inBackground: true)
+        _ = try walk.listing.wait()
         try replica.write("late.md", "written after the walk\n")
-        Thread.sleep(forTimeInterval: Double(SyncIndex.Walk.freshFor) / 1e9 + 0.1)
-        let snapshot = try endpoint.refreshSnapshot()
-        #expect(snapshot.entries["early.md"] != nil)
-        #expect(snapshot.entries["late.md"] != nil, "the stale walk was used")
+        let fresh = try index.refreshed(storingBasesIn: nil, walk: walk)
+        #expect(fresh.entries["early.md"] != nil)
+        #expect(fresh.entries["late.md"] == nil, "the fresh walk, which ended before late.md was written, was not used")
+        var stale = SyncIndex.Walk(replica.workspace, inBackground: true)
+        _ = try stale.listing.wait()
+        try replica.write("later.md", "written after the second walk\n")
+        stale.began -= SyncIndex.Walk.freshFor
+        let snapshot = try index.refreshed(storingBasesIn: nil, walk: stale)
+        #expect(snapshot.entries["early.md"] != nil && snapshot.entries["late.md"] != nil)
+        #expect(snapshot.entries["later.md"] != nil, "the stale walk was used")
     }
 
     /// Many more stages than may wait for their answers (`RemoteEndpoint.maximumInFlight`),

@@ -244,11 +244,11 @@ struct UnionMergeTests {
 struct ConflictNameTests {
     @Test(arguments: [
         ("context.md", MergeKind.text), ("Research/notes.txt", .text), ("Journal/user/2026-11-22.md", .journal),
-        ("Journal/agent/2026-11-22.md", .journal), ("Chats/2026-11-22.json", .transcript), ("Chats/old/x.json", .binary),
-        ("Research/paper.pdf", .binary), ("relay.json", .binary), ("photo.JPG", .binary),
+        ("Journal/agent/2026-11-22.md", .journal), ("Chats/2026-11-22.json", .transcript), ("Chats/old/x.json", .json),
+        ("Research/paper.pdf", .binary), ("relay.json", .json), ("AgentConfiguration.json", .json), ("photo.JPG", .binary),
         // Names with odd dots: the last non-empty part after a dot is the extension.
         ("notes/...", .binary), ("...", .binary), ("Journal/...", .journal), ("notes/draft.MD.", .text),
-        ("notes/.md", .text), ("notes/archive.tar.gz", .binary), ("Journal", .journal), ("Journal/x.json", .binary),
+        ("notes/.md", .text), ("notes/archive.tar.gz", .binary), ("Journal", .journal), ("Journal/x.json", .json),
         ("Chats/a.JSON", .transcript), ("Chats", .binary), ("notes/é.md", .text), ("notes/x.MARKDOWN", .text),
         ("notes/x.Ｍd", .binary),
     ])

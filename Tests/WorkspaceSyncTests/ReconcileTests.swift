@@ -144,7 +144,7 @@ struct ReconcileScenarioTests {
             } catch { return "\(error)" }
         }
         #expect(problem(#"{"sync": {"merge": [{"pattern": "notes/**", "kind": "poem"}]}}"#)
-            .contains("relay.json:1:53: sync.merge[0].kind: 'poem' is not a merge kind (text, journal, transcript, binary)"))
+            .contains("relay.json:1:53: sync.merge[0].kind: 'poem' is not a merge kind (text, journal, transcript, json, binary)"))
         #expect(problem(#"{"sync": {"merge": [{"pattern": "/etc/**", "kind": "text"}]}}"#).contains("sync.merge[0].pattern: '/etc/**' is absolute"))
         #expect(problem(#"{"sync": {"merge": [{"pattern": "a", "kind": "text", "why": 1}]}}"#).contains("unknown field 'why'"))
         #expect(problem(#"{"sync": {"merge": [{"pattern": "a/**", "kind": "text"}]}}"#) == "no error")

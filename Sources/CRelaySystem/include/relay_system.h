@@ -46,4 +46,18 @@ ssize_t relay_lgetxattr(const char *path, const char *name, void *value, size_t 
 /// ends[2] (its error, to read), all O_CLOEXEC; else returns an errno value.
 int relay_spawn(const char *file, char *const argv[], pid_t *pid, int ends[3]);
 
+/// `relay_spawn` with choices: RELAY_SPAWN_INHERIT_INPUT, _OUTPUT, _ERROR give the child this
+/// process's own standard input, output or error instead of a pipe (its end is then -1), and
+/// RELAY_SPAWN_SAME_GROUP keeps it in this process group (a terminal's Ctrl-C reaches both).
+/// `envp` (NULL: this process's environment) is the child's environment, `directory` (NULL:
+/// this one's) its working folder, and `output_fd`, when not -1, its standard output and
+/// error both (a log file; no pipes for them then).
+int relay_spawn_with(const char *file, char *const argv[], char *const envp[], const char *directory,
+                     int output_fd, pid_t *pid, int ends[3], int flags);
+
+#define RELAY_SPAWN_INHERIT_INPUT 1
+#define RELAY_SPAWN_INHERIT_OUTPUT 2
+#define RELAY_SPAWN_INHERIT_ERROR 4
+#define RELAY_SPAWN_SAME_GROUP 8
+
 #endif

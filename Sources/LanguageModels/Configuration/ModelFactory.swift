@@ -20,7 +20,18 @@ public enum ModelFactory {
         _ configuration: ModelConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
         relativeTo directory: String? = nil, settings: ModelHTTPSettings? = nil, logger: Logger
     ) throws -> any LanguageModel {
-        let configuration = configuration.applyingEnvironment(environment)
+        try make(resolved: configuration.applyingEnvironment(environment), keys: environment, relativeTo: directory,
+                 settings: settings, logger: logger)
+    }
+
+    /// The model of a configuration whose overrides are applied already (RelayEngine's
+    /// `WorkspaceModels` applies them once, before `--model` and agents' models): `keys` is
+    /// read for API keys only, never for `RELAY_MODEL_URL` or `RELAY_MODEL`.
+    public static func make(
+        resolved configuration: ModelConfiguration, keys: [String: String], relativeTo directory: String? = nil,
+        settings: ModelHTTPSettings? = nil, logger: Logger
+    ) throws -> any LanguageModel {
+        let environment = keys
         var settings = settings ?? ModelHTTPSettings()
         if let seconds = configuration.timeoutSeconds { settings.idleTimeout = .milliseconds(Int64(seconds * 1000)) }
         let base: any LanguageModel

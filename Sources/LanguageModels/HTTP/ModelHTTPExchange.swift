@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import Synchronization
 
 /// Sends a model client's requests: JSON out, status checks, retries with back-off on 429 and
 /// 5xx (honouring `Retry-After`), and errors that name the URL and say what to do. Once a
@@ -151,15 +152,22 @@ struct ModelHTTPExchange: Sendable {
         return trimmed.isEmpty ? "no details" : String(trimmed.prefix(300))
     }
 
-    /// `Retry-After` as delay-seconds or an HTTP date.
-    static func parseRetryAfter(_ value: String) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds >= 0 { return .milliseconds(Int64(seconds * 1000)) }
+    /// The one parser of HTTP dates ("Wed, 21 Oct 2026 07:28:00 GMT"), built once.
+    private static let httpDate: Mutex<HTTPDateFormatter> = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
+        return Mutex(HTTPDateFormatter(formatter: formatter))
+    }()
+
+    private struct HTTPDateFormatter: @unchecked Sendable { let formatter: DateFormatter }
+
+    /// `Retry-After` as delay-seconds or an HTTP date.
+    static func parseRetryAfter(_ value: String) -> Duration? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds >= 0 { return .milliseconds(Int64(seconds * 1000)) }
+        guard let date = httpDate.withLock({ $0.formatter.date(from: trimmed) }) else { return nil }
         return .milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000))
     }
 

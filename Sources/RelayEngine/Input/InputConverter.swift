@@ -1,4 +1,5 @@
 import Foundation
+import WorkspaceCore
 
 /// Turns a dropped file into text a model can read, or says why it cannot: text files as they
 /// are; PDF through `pdftotext` (poppler-utils); HTML, DOCX, ODT, EPUB and RTF through `pandoc`
@@ -83,40 +84,24 @@ enum InputConverter {
         guard let executable = executable(tool, search: search) else {
             return .skipped("\(path) is \(kind) and \(tool) is not installed (apt-get install \(package)), so it was not read")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
+        // A document that sends the converter into a loop must not hold the relay forever: past
+        // the timeout its whole process group is killed (a child it started would keep the
+        // output pipe open). Its output is read while it runs, so a big document cannot fill
+        // the pipe and stall it.
+        let finished: ChildProcess.Finished
+        do { finished = try ChildProcess.run([executable] + arguments, timeout: .milliseconds(Int64(timeout * 1000))) } catch let error as WorkspaceError {
+            return .skipped("\(path): \(tool) could not be started (\(error.message))")
+        } catch {
             return .skipped("\(path): \(tool) could not be started (\(error))")
         }
-        // A document that sends the converter into a loop must not hold the relay forever.
-        let timedOut = TimeoutFlag()
-        let deadline = DispatchWorkItem { [process] in
-            guard process.isRunning else { return }
-            timedOut.set()
-            // SIGKILL: a daemon that handles SIGTERM itself ignores it, and children inherit that.
-            // To its whole process group (Process makes the child a group leader): a child the
-            // converter started would keep the output pipe open, and the read below would wait
-            // for it to end.
-            kill(-process.processIdentifier, SIGKILL)
-            kill(process.processIdentifier, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
-        // Read while it runs, so a big document cannot fill the pipe and stall it.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(300), as: UTF8.self)
-        process.waitUntilExit()
-        deadline.cancel()
-        if timedOut.isSet {
+        if finished.timedOut {
             return .skipped("\(path): \(tool) took longer than \(Int(timeout)) s and was stopped, so it was not read")
         }
-        guard process.terminationStatus == 0 else {
-            return .skipped("\(path): \(tool) failed (status \(process.terminationStatus)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+        guard finished.status == 0 else {
+            let message = String(decoding: finished.errors.prefix(300), as: UTF8.self)
+            return .skipped("\(path): \(tool) failed (status \(finished.status)): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
+        let data = finished.output
         let text = String(decoding: data.prefix(readLimit), as: UTF8.self)
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             return .skipped("\(path) is \(kind) with no text in it (\(tool) found none; a scanned document needs OCR)")
@@ -135,12 +120,4 @@ enum InputConverter {
         text = text.replacingOccurrences(of: "[ \t]+", with: " ", options: .regularExpression)
         return text.replacingOccurrences(of: "\n\\s*\n+", with: "\n\n", options: .regularExpression).trimmingCharacters(in: .whitespacesAndNewlines)
     }
-}
-
-/// Set once, from the timer's thread, read after the converter exited.
-private final class TimeoutFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

@@ -82,10 +82,8 @@ public enum RunEventLog {
         /// The lines written since the last call (all of them the first time), skipping torn
         /// lines and any whose sequence does not go up.
         public mutating func read() -> [Entry] {
-            guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-            defer { try? handle.close() }
-            guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd() else { return [] }
-            let bytes = [UInt8](data)
+            // An event log not written yet, or unreadable for now, has nothing new: a reader polls again.
+            guard let bytes = try? StateFile.read(path, from: Int(offset)) else { return [] }
             guard let lastNewline = bytes.lastIndex(of: 0x0A) else { return [] }
             offset += Int64(lastNewline + 1)
             var entries: [Entry] = []

@@ -9,8 +9,10 @@ import WorkspaceCore
 extension RunExecutor {
     /// The chat file and transcript are rewritten after an agent finishes when the last
     /// rewrite is at least this old (so a person watching sees each answer arrive with a real
-    /// model, while a fast model's run writes them once, at the end).
-    static let conversationInterval = Duration.milliseconds(250)
+    /// model, while a fast model's run writes them once, at the end). A test that needs the
+    /// rewrite after every agent sets it to zero for its task
+    /// (`RunExecutor.$conversationInterval.withValue(.zero) { … }`) instead of sleeping past it.
+    @TaskLocal static var conversationInterval = Duration.milliseconds(250)
 
     func writeConversation(after step: Int, finished: Bool) throws {
         let suffix = finished ? "final" : String(step)

@@ -123,8 +123,6 @@ extension RunExecutor {
     }
 
     static func timestamp(_ date: Date = Date()) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        Timestamp.iso8601Milliseconds(date)
     }
 }

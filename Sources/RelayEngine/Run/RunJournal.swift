@@ -93,7 +93,12 @@ final class RunJournalWriter: @unchecked Sendable {
 /// written: it is ignored (its step simply runs again).
 enum RunJournalReader {
     static func read(_ path: String) throws -> [JournalRecord] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let read: [UInt8]?
+        do { read = try StateFile.read(path) } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot read the run journal: \(error.message)", path: path, cause: error)
+        }
+        guard let bytes = read else { return [] }
+        let data = Data(bytes)
         let decoder = JSONDecoder()
         var records: [JournalRecord] = []
         var lineNumber = 0

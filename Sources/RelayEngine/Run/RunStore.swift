@@ -18,11 +18,7 @@ public struct RunStore: Sendable {
 
     /// A new run id: UTC time and four random hex digits, so ids sort by age.
     static func makeID(_ date: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        return formatter.string(from: date) + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
+        Timestamp.compactUTC(date) + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
     }
 
     /// Writes a new run's manifest (atomically, fsynced) before anything else happens. The
@@ -30,7 +26,7 @@ public struct RunStore: Sendable {
     /// second, the second gets another.
     func create(_ manifest: inout RunManifest) throws {
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try StateFile.makeFolders(folder)
             var attempts = 0
             while try !StateFile.makeFolderExclusively(directory(manifest.id)) {
                 guard attempts < 100 else {
@@ -45,11 +41,11 @@ public struct RunStore: Sendable {
                 try StateFile.replace(directory(manifest.id) + "/run.json", with: Array(try encoder.encode(manifest)), durable: workspace.durable)
             } catch {
                 // No half-made run: the folder goes with its manifest.
-                try? FileManager.default.removeItem(atPath: directory(manifest.id))
+                try? StateFile.removeFolder(directory(manifest.id))
                 throw error
             }
             if let key = manifest.triggerKey {
-                try FileManager.default.createDirectory(atPath: folder + "/by-trigger", withIntermediateDirectories: true)
+                try StateFile.makeFolders(folder + "/by-trigger")
                 try StateFile.replace(folder + "/by-trigger/" + ContentHash(of: key).hex, with: Array(manifest.id.utf8), durable: workspace.durable)
             }
         } catch let error as WorkspaceError {
@@ -59,17 +55,21 @@ public struct RunStore: Sendable {
 
     /// The run made for a trigger ("relay|path|hash"), if any.
     func run(forTrigger key: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: folder + "/by-trigger/" + ContentHash(of: key).hex) else { return nil }
-        let id = String(decoding: data, as: UTF8.self)
-        return FileManager.default.fileExists(atPath: directory(id) + "/run.json") ? id : nil
+        guard let bytes = try? StateFile.read(folder + "/by-trigger/" + ContentHash(of: key).hex) else { return nil }
+        let id = String(decoding: bytes, as: UTF8.self)
+        return StateFile.exists(directory(id) + "/run.json") ? id : nil
     }
 
     /// The manifest of run `id` (a unique prefix of an id works too).
     public func manifest(_ id: String) throws -> RunManifest {
         let id = try resolveID(id)
         let path = directory(id) + "/run.json"
-        guard let data = FileManager.default.contents(atPath: path) else { throw RelayError(.notFound, "no run \(id) in \(folder)") }
-        do { return try JSONDecoder().decode(RunManifest.self, from: data) } catch {
+        let read: [UInt8]?
+        do { read = try StateFile.read(path) } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot read the manifest of run \(id): \(error.message)", path: path, cause: error)
+        }
+        guard let bytes = read else { throw RelayError(.notFound, "no run \(id) in \(folder)") }
+        do { return try JSONDecoder().decode(RunManifest.self, from: Data(bytes)) } catch {
             throw RelayError(.corruptRun, "\(path) is not a run manifest: \(error)")
         }
     }
@@ -78,7 +78,7 @@ public struct RunStore: Sendable {
 
     /// The full id for an id or a unique prefix of one ("20261122-1540" → the run).
     public func resolveID(_ id: String) throws -> String {
-        if FileManager.default.fileExists(atPath: directory(id) + "/run.json") { return id }
+        if StateFile.exists(directory(id) + "/run.json") { return id }
         let all = ids()
         let matches = all.filter { $0.hasPrefix(id) }
         guard matches.count == 1 else {
@@ -89,8 +89,8 @@ public struct RunStore: Sendable {
     }
 
     func ids() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-            .filter { $0 != "by-trigger" && FileManager.default.fileExists(atPath: folder + "/" + $0 + "/run.json") }.sorted()
+        ((try? StateFile.names(in: folder)) ?? [])
+            .filter { $0 != "by-trigger" && StateFile.exists(folder + "/" + $0 + "/run.json") }
     }
 
     // MARK: The run lock

@@ -38,8 +38,12 @@ public struct APIToken: Sendable, CustomStringConvertible {
         if let text = environment["RELAY_API_TOKEN"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
             return (APIToken(text), .environment)
         }
-        if let data = FileManager.default.contents(atPath: file) {
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let stored: [UInt8]?
+        do { stored = try StateFile.read(file) } catch let error as WorkspaceError {
+            throw APIError(.configuration, "cannot read the API token in \(file): \(error.underlying.map { "\($0)" } ?? error.message)")
+        }
+        if let stored {
+            let text = String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if !text.isEmpty { return (APIToken(text), .file) }
         }
         guard generate else { return nil }

@@ -61,7 +61,6 @@ struct ChatRoutes {
     }
 
     static func timestamp(_ nanoseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date(timeIntervalSince1970: Double(nanoseconds) / 1e9))
+        Timestamp.iso8601(Date(timeIntervalSince1970: Double(nanoseconds) / 1e9))
     }
 }

@@ -6,11 +6,7 @@ import Foundation
 public enum ConflictNames {
     /// The conflict copy of `path` holding the version `replica` wrote, made at `date` (UTC).
     public static func relayCopy(of path: String, replica: String, date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        let stamp = formatter.string(from: date)
+        let stamp = Timestamp.compactUTC(date)
         let (folder, stem, ext) = split(original(of: path) ?? path)
         return folder + stem + ".conflict-\(stamp)-\(replica)" + ext
     }

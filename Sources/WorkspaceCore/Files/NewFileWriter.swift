@@ -87,6 +87,10 @@ final class NewFileWriter<Made>: @unchecked Sendable {
         }
     }
 
+    /// Waits until every job submitted so far has run, collecting nothing (`finish` still hands
+    /// over what they made): for a test that waits for a temporary to be made.
+    func waitUntilIdle() { group.wait() }
+
     /// Waits for every job submitted; what they made, in order, and the paths refused. The
     /// writer starts afresh (its folders are looked at again). Throws the first failure, after
     /// handing what was made to `cleanUp` (so nothing made is left behind).

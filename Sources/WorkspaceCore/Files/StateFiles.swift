@@ -48,6 +48,106 @@ package enum StateFile {
         if durable { try syncFolder((path as NSString).deletingLastPathComponent) }
     }
 
+    /// The bytes of the state file `path`; nil when there is no such file.
+    /// - throws: `WorkspaceError` naming the file and the call that failed.
+    package static func read(_ path: String) throws -> [UInt8]? {
+        let fd: CInt
+        switch Syscall.open(path, O_RDONLY) {
+        case .success(let opened): fd = opened
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let errno): throw WorkspaceError.system(errno, "open", path: path)
+        }
+        defer { Syscall.close(fd) }
+        let size = (try? Syscall.fstat(fd).get()).map { Int($0.st_size) }
+        return try Syscall.readAll(fd, sizeHint: size).orThrow("read", path: path)
+    }
+
+    /// The bytes of the state file `path` from byte `offset` to its end (a log read on from
+    /// where the last read stopped); nil when there is no such file.
+    /// - throws: `WorkspaceError` naming the file and the call that failed.
+    package static func read(_ path: String, from offset: Int) throws -> [UInt8]? {
+        let fd: CInt
+        switch Syscall.open(path, O_RDONLY) {
+        case .success(let opened): fd = opened
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let errno): throw WorkspaceError.system(errno, "open", path: path)
+        }
+        defer { Syscall.close(fd) }
+        let size = Int(try Syscall.fstat(fd).orThrow("fstat", path: path).st_size)
+        guard size > offset else { return [] }
+        return try Syscall.pread(fd, count: size - offset, offset: offset).orThrow("read", path: path)
+    }
+
+    /// Whether something (a file, a folder, a link) is at `path`.
+    package static func exists(_ path: String) -> Bool {
+        if case .success = Syscall.lstat(path) { return true }
+        return false
+    }
+
+    /// The target of the symbolic link `path` (`/proc/self/exe`: this program).
+    /// - throws: `WorkspaceError` naming the link when it cannot be read.
+    package static func linkTarget(_ path: String) throws -> String {
+        try Syscall.readlink(path).orThrow("readlink", path: path)
+    }
+
+    /// Removes the state folder `path` and the files in it (not folders below it): a folder
+    /// made for a state file that could not be written. A missing folder is no error.
+    /// - throws: `WorkspaceError` naming what could not be removed.
+    package static func removeFolder(_ path: String) throws {
+        for name in try names(in: path) { try remove(path + "/" + name) }
+        switch Syscall.rmdir(path) {
+        case .success, .failure(.noSuchFileOrDirectory): return
+        case .failure(let errno): throw WorkspaceError.system(errno, "rmdir", path: path)
+        }
+    }
+
+    /// The names in the state folder `path` (not "." or ".."), sorted; empty when there is no such folder.
+    /// - throws: `WorkspaceError` naming the folder when it cannot be listed.
+    package static func names(in path: String) throws -> [String] {
+        switch Syscall.listDirectory(path) {
+        case .success(let names): return names.sorted()
+        case .failure(.noSuchFileOrDirectory): return []
+        case .failure(let errno): throw WorkspaceError.system(errno, "opendir", path: path)
+        }
+    }
+
+    /// Removes the state file `path`: false when it was not there.
+    /// - throws: `WorkspaceError` naming the file when the unlink fails otherwise.
+    @discardableResult
+    package static func remove(_ path: String) throws -> Bool {
+        switch Syscall.unlink(path) {
+        case .success: return true
+        case .failure(.noSuchFileOrDirectory): return false
+        case .failure(let errno): throw WorkspaceError.system(errno, "unlink", path: path)
+        }
+    }
+
+    /// Creates the folder `path` and the folders above it that are missing.
+    /// - throws: `WorkspaceError` naming the folder when a mkdir fails (not for one that exists).
+    package static func makeFolders(_ path: String) throws {
+        switch Syscall.mkdir(path) {
+        case .success, .failure(.fileExists): return
+        case .failure(.noSuchFileOrDirectory):
+            let parent = (path as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != path else { throw WorkspaceError.system(.noSuchFileOrDirectory, "mkdir", path: path) }
+            try makeFolders(parent)
+            switch Syscall.mkdir(path) {
+            case .success, .failure(.fileExists): return
+            case .failure(let errno): throw WorkspaceError.system(errno, "mkdir", path: path)
+            }
+        case .failure(let errno): throw WorkspaceError.system(errno, "mkdir", path: path)
+        }
+    }
+
+    /// Asks the kernel to read the state file `path` into the page cache now, without waiting
+    /// (`posix_fadvise(WILLNEED)`): for a caller about to read most of it (the sync index).
+    /// Advice only: a missing file, or any failure, is no error.
+    package static func readAhead(_ path: String) {
+        guard case .success(let fd) = Syscall.open(path, O_RDONLY) else { return }
+        Syscall.adviseWillNeed(fd)
+        Syscall.close(fd)
+    }
+
     /// Makes the folder's entries (a rename, a new file) durable.
     package static func syncFolder(_ folder: String) throws {
         let fd = try Syscall.open(folder, O_RDONLY | O_DIRECTORY).orThrow("open", path: folder)

@@ -101,6 +101,9 @@ public final class WriteBatch {
     private let recordsInFiles: Flag
     /// Makes the temporaries of new paths on a thread of its own while the caller goes on.
     private let newFiles = NewFileWriter<Staged>()
+    /// Waits until the new paths staged so far have their temporaries (made on the writer's
+    /// thread): the event a test of those temporaries waits for.
+    func waitForNewFiles() { newFiles.waitUntilIdle() }
     /// Submitted to `newFiles` and not collected yet; the paths it refused (left alone).
     private var pendingNew = 0
     private var refusedNew: [String] = []

@@ -33,7 +33,7 @@ package enum Syscall {
     /// The corresponding C function is `read`, looped until end of file. With `sizeHint` (the
     /// size `fstat` gave), the first read asks for one byte more than that, straight into the
     /// result: a file that did not grow is read in one call and copied once.
-    static func readAll(_ fd: CInt, sizeHint: Int? = nil) -> Result<[UInt8], Errno> {
+    package static func readAll(_ fd: CInt, sizeHint: Int? = nil) -> Result<[UInt8], Errno> {
         var result: [UInt8] = []
         if let sizeHint, sizeHint < 16 * 1024 * 1024 {
             var first = [UInt8](repeating: 0, count: sizeHint + 1)
@@ -210,6 +210,11 @@ package enum Syscall {
         retrying { Glibc.mkdir(path, mode) }.map { _ in () }
     }
 
+    /// The corresponding C function is `rmdir`.
+    static func rmdir(_ path: String) -> Result<Void, Errno> {
+        retrying { Glibc.rmdir(path) }.map { _ in () }
+    }
+
     /// The corresponding C function is `unlink`.
     static func unlink(_ path: String) -> Result<Void, Errno> {
         retrying { Glibc.unlink(path) }.map { _ in () }
@@ -365,19 +370,41 @@ package enum Syscall {
 /// `flock(2)`: Glibc's function, which inside `Syscall` the `flock` struct of fcntl hides.
 private func flockCall(_ fd: CInt, _ operation: CInt) -> CInt { flock(fd, operation) }
 
-// MARK: Child processes (WorkspaceSync's `PeerProcess`)
+// MARK: Child processes (WorkspaceSync's `PeerProcess`, WorkspaceCore's `ChildProcess`)
+
+/// How `Syscall.spawn` sets a child up, beside its defaults (three pipes, a group of its own).
+package struct SpawnOptions: OptionSet, Sendable {
+    package let rawValue: CInt
+    package init(rawValue: CInt) { self.rawValue = rawValue }
+    /// This process's standard input, output or error, not a pipe.
+    package static let inheritInput = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_INPUT)
+    package static let inheritOutput = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_OUTPUT)
+    package static let inheritError = SpawnOptions(rawValue: RELAY_SPAWN_INHERIT_ERROR)
+    /// In this process group: a terminal's Ctrl-C reaches the child too.
+    package static let sameProcessGroup = SpawnOptions(rawValue: RELAY_SPAWN_SAME_GROUP)
+}
 
 extension Syscall {
     /// The corresponding C function is `relay_spawn` (CRelaySystem: `posix_spawnp` with pipes
     /// for standard input, output and error, its own process group, every other descriptor
     /// closed): the child's pid and our ends of its three pipes.
-    package static func spawn(_ command: [String]) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
+    /// With `options`, the child gets this process's own standard streams instead of pipes (the
+    /// end is then -1), or stays in this process group (`relay_spawn_with`).
+    /// `environment` (nil: this process's) and `directory` (nil: this one's) are the child's;
+    /// `output`, when given, is the descriptor its standard output and error both go to.
+    package static func spawn(_ command: [String], options: SpawnOptions = [], environment: [String: String]? = nil,
+                              directory: String? = nil, output: CInt? = nil) -> Result<(pid: pid_t, ends: [CInt]), Errno> {
         precondition(!command.isEmpty, "a command to start")
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0.key + "=" + $0.value) } + [nil] }
+        defer {
+            for argument in argv { free(argument) }
+            for variable in envp ?? [] { free(variable) }
+        }
         var pid: pid_t = 0
         var ends: [CInt] = [-1, -1, -1]
-        let result = relay_spawn(command[0], argv, &pid, &ends)
+        let result = envp.map { relay_spawn_with(command[0], argv, $0, directory, output ?? -1, &pid, &ends, options.rawValue) }
+            ?? relay_spawn_with(command[0], argv, nil, directory, output ?? -1, &pid, &ends, options.rawValue)
         return result == 0 ? .success((pid, ends)) : .failure(Errno(rawValue: result))
     }
 

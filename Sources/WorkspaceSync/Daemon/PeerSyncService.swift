@@ -39,16 +39,13 @@ public final class PeerSyncService: Service, Sendable {
         (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Reads `sync.peers` and `sync.afterChangeSeconds` from relay.json; nil when there are no peers.
-    /// - throws: `WorkspaceError` naming relay.json's line and field when they are malformed.
+    /// The service for relay.json's sync policy (`SyncPolicy.load`); nil when it names no peers.
+    /// - throws: `WorkspaceError` naming relay.json's line and field when the `"sync"` section
+    ///   is malformed (a threshold of 1.5, a string where a number goes): the daemon does not start.
     public static func configured(for workspace: Workspace, logger: Logger) throws -> PeerSyncService? {
-        guard let root = try workspace.relayJSONIfReadable() else { return nil }
-        guard let sync = try root.optionalObject("sync") else { return nil }
-        try sync.allowOnly(["peers", "massDeletionThreshold", "afterChangeSeconds", "merge"])
-        let peers = try sync.strings("peers")
-        guard !peers.isEmpty else { return nil }
-        let seconds = try sync.optionalNumber("afterChangeSeconds", in: 0...86_400) ?? 10
-        return PeerSyncService(workspace: workspace, peers: peers, delay: .milliseconds(Int64(seconds * 1000)), logger: logger)
+        let policy = try SyncPolicy.load(from: workspace)
+        guard !policy.peerAddresses(of: workspace).isEmpty else { return nil }
+        return PeerSyncService(workspace: workspace, peers: policy.peers, delay: policy.afterChange, logger: logger)
     }
 
     /// A change was recorded: (re)start the countdown to the next sync. Cheap; any thread.
@@ -75,27 +72,49 @@ public final class PeerSyncService: Service, Sendable {
         }
     }
 
-    /// Syncs with each peer in turn; a peer that fails is logged and tried again after the next change.
+    /// Syncs with each peer in turn, under the workspace's sync policy read afresh (relay.json
+    /// may have changed since the start, by hand or through sync). A peer whose sync was refused
+    /// (a mass deletion, a peer with this replica's id) is held: the refusal is logged in the
+    /// words `relay sync` prints, recorded as a `SyncHold` for `relay status`, and that peer is
+    /// not tried again until a person releases it (`relay sync --force PEER`). A peer that fails
+    /// otherwise (unreachable, not a workspace yet) is logged and tried again after the next change.
     public func syncAll() {
-        for peer in peers {
-            do {
-                let remote: ReplicaEndpoint
-                if let colon = peer.firstIndex(of: ":"), !peer[..<colon].contains("/"), !FileManager.default.fileExists(atPath: peer) {
-                    remote = try RemoteEndpoint.ssh(peer)
-                } else {
-                    remote = try LocalEndpoint(workspace: try Workspace.open(at: peer))
-                }
-                var options = Reconciler.Options()
-                options.mergeRules = MergeRules.loadOrDefaults(from: workspace)
-                let summary = try Reconciler(local: try LocalEndpoint(workspace: workspace), peer: remote, options: options, logger: logger).run()
-                (remote as? RemoteEndpoint)?.close(waitForExit: true)
-                logger.notice("synced", metadata: [
-                    "relay.peer": "\(peer)", "relay.copied": "\(summary.copied)", "relay.merged": "\(summary.merged)",
-                    "relay.deleted": "\(summary.deleted)", "relay.conflicts": "\(summary.conflicts)",
-                ])
-            } catch {
-                logger.error("sync with a peer failed; will try again after the next change", metadata: ["relay.peer": "\(peer)", "relay.error": "\(error)"])
+        let policy: SyncPolicy
+        do { policy = try SyncPolicy.load(from: workspace) } catch {
+            logger.error("not syncing with the peers: \(error)")
+            return
+        }
+        for (name, peer) in policy.peerAddresses(of: workspace) {
+            sync(with: peer, named: name, policy: policy)
+        }
+    }
+
+    private func sync(with peer: PeerAddress, named name: String, policy: SyncPolicy) {
+        let metadata: Logger.Metadata = ["relay.peer": "\(name)"]
+        do {
+            if let hold = try SyncHold.find(peer.location, in: workspace) {
+                logger.info("peer sync held; not syncing", metadata: metadata.merging(["relay.reason": "\(hold.reason)", "relay.release": "\(hold.release)"]) { $1 })
+                return
             }
+            let remote = try SyncPolicy.connect(to: peer, from: workspace)
+            defer { (remote as? RemoteEndpoint)?.close(waitForExit: true) }
+            let summary = try Reconciler(local: try LocalEndpoint(workspace: workspace), peer: remote,
+                                         options: policy.reconcilerOptions(), logger: logger).run()
+            logger.notice("synced", metadata: metadata.merging([
+                "relay.copied": "\(summary.copied)", "relay.merged": "\(summary.merged)",
+                "relay.deleted": "\(summary.deleted)", "relay.conflicts": "\(summary.conflicts)",
+            ]) { $1 })
+        } catch let error as SyncError where error.code == .stopped || error.code == .badPeer {
+            logger.error("\(error.message)", metadata: metadata)
+            let hold = SyncHold(peer: name, location: peer.location, reason: error.message)
+            do {
+                try hold.record(in: workspace)
+                logger.warning("peer sync held until a person releases it: \(hold.release)", metadata: metadata)
+            } catch {
+                logger.error("could not record the held peer sync: \(error)", metadata: metadata)
+            }
+        } catch {
+            logger.error("sync with a peer failed; will try again after the next change", metadata: metadata.merging(["relay.error": "\(error)"]) { $1 })
         }
     }
 }

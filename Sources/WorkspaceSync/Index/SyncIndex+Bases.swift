@@ -49,8 +49,10 @@ extension SyncIndex {
 
     /// Conflicts whose copy is still in the workspace (deleting the copy resolves one).
     public func openConflicts() throws -> [(path: String, copy: String, time: Date)] {
-        try database.prepare("SELECT path, copy, time FROM conflicts ORDER BY id").rows([]) { row in
-            (row.text(0), row.text(1), Date(timeIntervalSince1970: Double(row.integer(2))))
-        }.filter { workspace.stamp(ofFileAt: $0.1) != nil }
+        try SyncError.wrappingDatabase {
+            try database.prepare("SELECT path, copy, time FROM conflicts ORDER BY id").rows([]) { row in
+                (row.text(0), row.text(1), Date(timeIntervalSince1970: Double(row.integer(2))))
+            }.filter { workspace.stamp(ofFileAt: $0.1) != nil }
+        }
     }
 }

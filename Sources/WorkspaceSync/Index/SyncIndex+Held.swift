@@ -75,6 +75,10 @@ extension SyncIndex {
     /// they shared when the copy was made. Returns how many files it recorded.
     @discardableResult
     public func becomeCopy(of previous: String?) throws -> Int {
+        try SyncError.wrappingDatabase { try becomeCopyWrapped(of: previous) }
+    }
+
+    private func becomeCopyWrapped(of previous: String?) throws -> Int {
         try transaction {
             try statement("UPDATE meta SET value = ?1 WHERE key = 'epoch'").run([.text(Self.newEpoch())])
             try database.execute("DELETE FROM synced; DELETE FROM peer_entries; DELETE FROM peers;")

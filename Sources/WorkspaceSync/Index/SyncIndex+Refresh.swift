@@ -38,7 +38,8 @@ extension SyncIndex {
     /// be later than the stat that read it, or a file rewritten within the same timestamp tick
     /// just after its stat would look unchanged next time (the racy-mtime rule).
     struct Walk {
-        let began = Int64(Date().timeIntervalSince1970 * 1e9)
+        /// When it began, in nanoseconds since 1970 (a test ages a walk by moving this back).
+        var began = Int64(Date().timeIntervalSince1970 * 1e9)
         /// The walk itself, which the refresh's own thread joins (`StampWalk.help`) once it has
         /// read the index: the walk of a large tree takes longer than the read.
         let tree: StampWalk

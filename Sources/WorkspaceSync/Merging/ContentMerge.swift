@@ -23,6 +23,10 @@ enum ContentMerge {
         if kind == .transcript, let merged = TranscriptMerge.merge(base: base, ours: ours, theirs: theirs, winner: winner) {
             return (merged.bytes, merged.conflicts > 0, false)
         }
+        if kind == .json {
+            guard let merged = JSONMerge.merge(base: base, ours: ours, theirs: theirs) else { return (winnerBytes, true, false) }
+            return (merged, false, false)
+        }
         guard kind != .binary, kind != .transcript,
               let ourText = String(validating: ours, as: UTF8.self), let theirText = String(validating: theirs, as: UTF8.self) else {
             return (winnerBytes, true, false)

@@ -9,6 +9,10 @@ public enum MergeKind: String, Sendable, Equatable {
     case transcript
     /// Newer by version vector; concurrent: a deterministic winner and a conflict copy.
     case binary
+    /// A JSON configuration file (relay.json, a roster): three-way by key path, a roster's
+    /// agents matched by `"id"` (`JSONMerge`); the same key changed on both sides, or a version
+    /// that is not JSON: a deterministic winner and a conflict copy.
+    case json
 
     static let textExtensions: Set<String> = [
         "md", "markdown", "txt", "text", "rst", "org", "adoc", "csv", "tsv", "yaml", "yml", "toml", "ini", "cfg",
@@ -28,6 +32,7 @@ public enum MergeKind: String, Sendable, Equatable {
         let first = components.popFirst()
         if let first, first.elementsEqual("Journal".utf8) && (ext == "md" || ext == "txt" || ext == "") { return .journal }
         if components.count == 1, let first, first.elementsEqual("Chats".utf8) && ext == "json" { return .transcript }
+        if ext == "json" { return .json }
         if textExtensions.contains(ext) { return .text }
         return .binary
     }

@@ -48,7 +48,7 @@ public struct MergeRules: Sendable {
             do { pattern = try Glob(text) } catch let error as GlobError { throw rule.failure(at: "pattern", error.message) }
             let name = try rule.string("kind")
             guard let kind = MergeKind(rawValue: name) else {
-                throw rule.failure(at: "kind", "'\(name)' is not a merge kind (text, journal, transcript, binary)")
+                throw rule.failure(at: "kind", "'\(name)' is not a merge kind (text, journal, transcript, json, binary)")
             }
             rules.append((pattern, kind))
         }

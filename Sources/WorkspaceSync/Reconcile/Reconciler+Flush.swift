@@ -116,7 +116,7 @@ extension Reconciler {
             logger.notice("changed during sync; left for the next one", metadata: ["relay.path": "\(path)"])
         case .refused:
             summary.refused.append(path)
-        case .transport, .stopped, .corruptIndex:
+        case .transport, .stopped, .corruptIndex, .badPeer, .database:
             throw error
         }
     }

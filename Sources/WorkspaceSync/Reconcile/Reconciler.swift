@@ -92,7 +92,13 @@ public final class Reconciler {
     }
 
     /// Runs one reconciliation. `progress` is called before each path and once at the end.
+    /// - throws: `SyncError` (a failure of either index's database as `.database`), or the
+    ///   `WorkspaceError` of a file operation.
     public func run(progress: (SyncProgress) -> Void = { _ in }) throws -> SyncSummary {
+        try SyncError.wrappingDatabase { try reconcile(progress: progress) }
+    }
+
+    private func reconcile(progress: (SyncProgress) -> Void) throws -> SyncSummary {
         // A peer over the protocol may not have answered hello yet: it is asked after the refresh.
         if peer.remote == nil { try checkDistinctReplicas() }
         // The peer's index is copied into ours, so the next sync over the protocol asks only

@@ -17,6 +17,10 @@ public enum SyncthingConflicts {
     }
 
     public static func resolve(in workspace: Workspace) throws -> Outcome {
+        try SyncError.wrappingDatabase { try resolveWrapped(in: workspace) }
+    }
+
+    private static func resolveWrapped(in workspace: Workspace) throws -> Outcome {
         var workspace = workspace
         workspace.writesTrigger = false
         let index = try SyncIndex(workspace: workspace)

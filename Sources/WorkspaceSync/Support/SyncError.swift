@@ -24,6 +24,12 @@ public struct SyncError: Error, CustomStringConvertible {
         case stopped
         /// The sync index is not as this code wrote it.
         case corruptIndex
+        /// The peer cannot be a replica of this workspace: it is this workspace, or one of the
+        /// two is inside the other. The caller's mistake (`relay sync` exits 2).
+        case badPeer
+        /// The sync index's database failed (SQLite's error, naming the file and the
+        /// statement, is the cause).
+        case database
     }
 
     public var code: Code
@@ -41,6 +47,10 @@ public struct SyncError: Error, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// Whether the error is the caller's (a peer that is this workspace or nested in it): the
+    /// command line exits 2 for these and 1 for failures of the sync itself.
+    public var isUsageError: Bool { code == .badPeer }
 
     /// `path` changed during the sync.
     public static func changed(_ path: String) -> SyncError {

@@ -82,7 +82,7 @@ extension RemoteEndpoint {
             do { _ = try receive(op: op, path: path) } catch let error as SyncError {
                 switch error.code {
                 case .changed, .refused: deferredFailures.append((path ?? "?", error))
-                case .transport, .stopped, .corruptIndex: inFlight = []; throw error
+                case .transport, .stopped, .corruptIndex, .badPeer, .database: inFlight = []; throw error
                 }
             }
         }

@@ -8,6 +8,10 @@ import WorkspaceCore
 /// client says `bye` or closes the connection.
 public enum SyncServer {
     public static func serve(_ endpoint: LocalEndpoint, input: Int32 = 0, output: Int32 = 1) throws {
+        try SyncError.wrappingDatabase { try serveWrapped(endpoint, input: input, output: output) }
+    }
+
+    private static func serveWrapped(_ endpoint: LocalEndpoint, input: Int32, output: Int32) throws {
         let codec = SyncProtocol.Codec()
         // Whatever the client left unflushed (it went away) is committed, not lost.
         defer { _ = try? endpoint.flush() }
@@ -64,7 +68,7 @@ public enum SyncServer {
                 switch error.code {
                 case .changed: response.error = "changed"
                 case .refused: response.error = "refused"
-                case .transport, .stopped, .corruptIndex: response.error = "failed"
+                case .transport, .stopped, .corruptIndex, .badPeer, .database: response.error = "failed"
                 }
                 response.message = error.description
             } catch {
@@ -138,7 +142,7 @@ public enum SyncServer {
                     switch error.code {
                     case .changed: return SyncProtocol.ReadResult(error: "changed", message: error.description)
                     case .refused: return SyncProtocol.ReadResult(error: "refused", message: error.description)
-                    case .transport, .stopped, .corruptIndex: throw error
+                    case .transport, .stopped, .corruptIndex, .badPeer, .database: throw error
                     }
                 }
             }

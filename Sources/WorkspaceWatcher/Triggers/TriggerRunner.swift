@@ -11,7 +11,7 @@ public protocol RelayLauncher: Sendable {
 
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
 /// environment, its output appended to `.relay/log/triggers.log`.
-struct CommandRunner: Sendable {
+struct TriggerRunner: Sendable {
     let workspace: Workspace
     let logger: Logger
 
@@ -27,34 +27,26 @@ struct CommandRunner: Sendable {
     }
 
     func run(command: String, path: String, hash: String, rule: String) async -> (status: Int32, note: String?) {
-        let logFolder = workspace.layout.state + "/log"
-        try? FileManager.default.createDirectory(atPath: logFolder, withIntermediateDirectories: true)
-        let logFile = logFolder + "/triggers.log"
-        if !FileManager.default.fileExists(atPath: logFile) { FileManager.default.createFile(atPath: logFile, contents: nil) }
-        let log = FileHandle(forWritingAtPath: logFile)
-        _ = try? log?.seekToEnd()
-        try? log?.write(contentsOf: Data("--- \(ISO8601DateFormatter().string(from: Date())) \(rule): \(path)\n".utf8))
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
-        process.environment = ProcessInfo.processInfo.environment.merging(
+        let workspace = self.workspace
+        let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule)) { _, new in new }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log ?? FileHandle.nullDevice
-        process.standardError = log ?? FileHandle.nullDevice
-        let finished = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in finished.continuation.yield(); finished.continuation.finish() }
-        do {
-            try process.run()
-        } catch {
-            try? log?.close()
-            return (127, "could not start /bin/sh: \(error)")
+        // The wait blocks a thread: one of its own, not one of the cooperative pool the watcher
+        // and the HTTP server share.
+        return await withCheckedContinuation { (done: CheckedContinuation<(status: Int32, note: String?), Never>) in
+            Thread {
+                do {
+                    let folder = workspace.layout.state + "/log"
+                    try StateFile.makeFolders(folder)
+                    let status = try ChildProcess.run(
+                        ["/bin/sh", "-c", command], environment: environment, directory: workspace.root,
+                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
+                    done.resume(returning: (status, status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
+                } catch let error as WorkspaceError {
+                    done.resume(returning: (127, "could not run the command: \(error.message)"))
+                } catch {
+                    done.resume(returning: (127, "could not run the command: \(error)"))
+                }
+            }.start()
         }
-        for await _ in finished.stream {}
-        try? log?.close()
-        let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
-        return (status, status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log")
     }
 }

@@ -30,10 +30,8 @@ struct FSHistory: ParsableCommand {
             print("\(target.path): no versions kept yet (Relay has not replaced it)")
             return
         }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         for record in records.reversed() {
-            let when = formatter.string(from: Date(timeIntervalSince1970: Double(record.timeNanoseconds) / 1e9))
+            let when = Timestamp.localDateTime(Date(timeIntervalSince1970: Double(record.timeNanoseconds) / 1e9))
             guard let replaced = record.replaced else {
                 print("\(when)  created by \(record.operation) as \(record.installed.short)")
                 continue

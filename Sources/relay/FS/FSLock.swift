@@ -29,12 +29,10 @@ struct FSLock: ParsableCommand {
     func run() throws {
         let workspace = try options.open()
         let status: Int32 = try workspace.withLock(target.path) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = command
-            do { try process.run() } catch { throw CommandFailure(message: "could not start \(command[0]): \(error)") }
-            process.waitUntilExit()
-            return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+            // With this terminal's streams and in its process group: Ctrl-C reaches the command.
+            do { return try ChildProcess.runAttached(command) } catch let error as WorkspaceError {
+                throw CommandFailure(message: error.message)
+            }
         }
         if status != 0 { throw ExitCode(status) }
     }

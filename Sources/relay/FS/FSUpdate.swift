@@ -40,32 +40,16 @@ struct FSUpdate: ParsableCommand {
 /// Runs a command as a filter: bytes in on stdin, bytes out from stdout.
 enum Filter {
     static func run(_ command: [String], input: [UInt8]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        do { try process.run() } catch {
-            throw CommandFailure(message: "could not start \(command[0]): \(error)")
+        // The input is fed on another thread while the output is read, so a filter that writes
+        // before it has read all its input cannot deadlock against us.
+        let finished: ChildProcess.Finished
+        do { finished = try ChildProcess.run(command, input: input) } catch let error as WorkspaceError {
+            throw CommandFailure(message: error.message)
         }
-        // Feed stdin on another thread so a filter that writes before it has read all its
-        // input cannot deadlock against us.
-        let writer = Thread {
-            // A filter may exit without reading its input: EPIPE then, not a crash (SIGPIPE
-            // is ignored in main.swift).
-            try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
-            try? stdin.fileHandleForWriting.close()
+        guard finished.status == 0 else {
+            let detail = String(decoding: finished.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw CommandFailure(message: "\(command.joined(separator: " ")) failed (status \(finished.status)); the file was not changed" + (detail.isEmpty ? "" : ": " + detail))
         }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let detail = String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw CommandFailure(message: "\(command.joined(separator: " ")) failed (status \(process.terminationStatus)); the file was not changed" + (detail.isEmpty ? "" : ": " + detail))
-        }
-        return Array(output)
+        return finished.output
     }
 }
