@@ -40,7 +40,7 @@ enum InputConverter {
         let pandocFormats = ["docx": "docx", "odt": "odt", "epub": "epub", "rtf": "rtf", "html": "html", "htm": "html"]
         if let format = pandocFormats[ext] {
             let outcome = convert(absolute, path: path, kind: "a \(ext.uppercased()) file", tool: "pandoc",
-                                  arguments: ["--from", format, "--to", "plain", "--wrap", "none", absolute], package: "pandoc", search: search,
+                                  arguments: Self.pandocArguments(from: format, file: absolute), package: "pandoc", search: search,
                                   timeout: timeout)
             if case .skipped = outcome, format == "html", let html = String(validating: bytes, as: UTF8.self) {
                 return .text(strippingTags(html), note: "HTML read without pandoc (tags stripped); install pandoc for better text")
@@ -119,5 +119,15 @@ enum InputConverter {
         }
         text = text.replacingOccurrences(of: "[ \t]+", with: " ", options: .regularExpression)
         return text.replacingOccurrences(of: "\n\\s*\n+", with: "\n\n", options: .regularExpression).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// pandoc's arguments for a document of `format`: an HTML page as Markdown (headings stay
+    /// headings, a table stays a table of rows the engine reads with its header — as plain
+    /// text a timetable became columns of times without their header), its layout boxes and
+    /// raw HTML left out; other formats as plain text.
+    static func pandocArguments(from format: String, file: String) -> [String] {
+        format == "html"
+            ? ["--from", "html-native_divs-native_spans", "--to", "gfm-raw_html", "--wrap", "none", file]
+            : ["--from", format, "--to", "plain", "--wrap", "none", file]
     }
 }

@@ -118,7 +118,9 @@ extension RelayEngine {
         guard lines.indices.contains(index) else { return nil }
         func prose(_ line: String) -> Bool {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
+            // A mail header ("Date: …", "Subject: …") is a line of its own, not part of a sentence.
             return !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ") && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--")
+                && DocumentShape.emailHeader(trimmed) == nil
         }
         guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
         var start = index, end = index

@@ -23,6 +23,12 @@ extension RunExecutor {
         return text.isEmpty || noDraftSigns.contains(where: lowered.contains) || text.split(whereSeparator: \.isWhitespace).count > 150
     }
 
+    /// Whether `text` repeats the request instead of answering it (a small model's echo).
+    static func echoes(_ text: String, request: String) -> Bool {
+        let opening = SearchTerms.terms(of: request).prefix(6).joined(separator: " ")
+        return !opening.isEmpty && SearchTerms.terms(of: text).joined(separator: " ").contains(opening)
+    }
+
     /// The engine's plain draft of "Draft a message to NAME asking for X / asking him to X /
     /// about X / to say X": a greeting, the request turned to the first person, thanks.
     static func plainDraft(for request: String, ignoring: Set<String>) -> String? {
@@ -65,7 +71,7 @@ extension RunExecutor {
         guard analysis.kind == .draft else { return text }
         // A small model that talks about the request instead of writing the text ("The user
         // requested that I …", the prompt's own markers) gets the engine's plain draft instead.
-        if Self.isNoDraft(trimmed), let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
+        if Self.isNoDraft(trimmed) || Self.echoes(trimmed, request: manifest.requestLead), let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
         let named = Claims.extract(from: manifest.requestLead, ignoring: ignoredNames).filter { $0.kind == .name }.map(\.text)
         let missing = named.filter { name in !trimmed.localizedCaseInsensitiveContains(name.split(separator: " ").first.map(String.init) ?? name) }
         guard let first = missing.first else { return trimmed }
