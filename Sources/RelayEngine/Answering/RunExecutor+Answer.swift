@@ -67,38 +67,11 @@ extension RunExecutor {
             return text
         }
         guard let lines = answerLines(agent, part: part) else { return "" }
-        if AnswerCandidates.asked(by: manifest.request) == .reason, let line = lines.first {
-            // A reason is a sentence, not a value: the line the previous agent put first.
-            return "“\(line.text)”" + (line.source.map { " (\($0))" } ?? "")
-        }
-        // Only values of the kind asked for, when there are any: a "how many" is never answered with a name.
-        let earlier = manifest.previousExchange?.message
-        let fitting = AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier,
-                                                  limit: Self.answerChoices, fittingOnly: true)
-        let ranked = fitting.isEmpty
-            ? AnswerCandidates.candidates(for: manifest.request, in: lines.map(\.text), ignoring: ignoredNames, previous: earlier, limit: Self.answerChoices)
-            : fitting
-        guard !ranked.isEmpty else { return "" }
-        let candidates = AnswerCandidates.close(ranked)
-        let prompt = FocusedPrompt.build(agent: agent, request: manifest.request, context: "", part: part, budget: budget, toolCount: 0, extras: extras(for: agent))
-        let options = candidates.map(\.text)
-        let user = prompt.user + "\n\nWhich of these answers the request: " + options.map { "“\($0)”" }.joined(separator: ", ") + "?"
-        let system = agent.systemPrompt + "\n\n" + #"Reply only with JSON: {"answer": "…"}, the value from the notes that answers the request."#
-        var modelOptions = ModelOptions(maxTokens: 48)
-        modelOptions.responseSchema = ResponseSchema(name: "answer", schema: [
-            "type": "object", "properties": ["answer": ["type": "string", "enum": .array(options.map { .string($0) })]],
-            "required": ["answer"], "additionalProperties": false,
-        ])
-        let answer = try await modelCall("\(step)/0", step: step, agent: agent,
-                                         request: ModelRequest(messages: [.system(system), .user(user)], options: modelOptions), quiet: restored, streams: false)
-        tally.add(answer)
-        let chosenText = (try? JSONValue(parsing: answer.reply.text.trimmingCharacters(in: .whitespacesAndNewlines)))?["answer"]?.stringValue
-        let chosen = candidates.first { $0.text == chosenText } ?? candidates[0]
-        let line = lines[chosen.line]
-        // The sentence the value was found in with the most evidence ("its plant in Dunmore",
-        // not the dateline "Dunmore, 3 May 2026").
-        let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
-        return "\(chosen.text) — “\(quoted.count > 300 ? String(quoted.prefix(299)) + "…" : quoted)”" + (line.source.map { " (\($0))" } ?? "")
+        // A run recorded before requests had kinds: its question answered as a lookup.
+        var analysis = RequestRules.analyse(manifest.requestLead, today: RelayEngine.today(manifest.localDate))
+        analysis.kind = .lookup
+        analysis.value = RequestRules.value(asked: " " + RequestRules.words(of: manifest.requestLead).joined(separator: " ") + " ")
+        return try await answerLookup(step, agent: agent, part: part, budget: budget, analysis: analysis, lines: lines, restored: restored, tally: &tally)
     }
 
     /// The part of `line` that holds `value`: its sentence (or, in a knowledge line, its piece),

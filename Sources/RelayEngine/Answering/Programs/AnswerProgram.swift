@@ -70,6 +70,14 @@ extension RunExecutor {
 
     var ignoredNames: Set<String> { Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"]) }
 
+    /// "The workspace does not say: …" when the run's evidence cannot answer the question at
+    /// all (``Support/gap(question:lines:ignoring:)``), before a program looks for a value.
+    func unsupported(by lines: [SourcedLine]) -> String? {
+        let pool = (manifest.retrieved ?? []).map(\.withHeading)
+        guard let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) else { return nil }
+        return notFound(gap, closest: lines)
+    }
+
     /// "The workspace does not say: <why>." and the closest line found, with its source.
     func notFound(_ why: String, closest lines: [SourcedLine]) -> String {
         var text = "\(Self.notFoundOpening): \(why)."

@@ -6,10 +6,7 @@ import Foundation
 extension RunExecutor {
     func answerCompare(analysis: RequestAnalysis, lines: [SourcedLine]) -> String {
         let question = evidenceQuestion
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
-        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
-            return notFound(gap, closest: lines)
-        }
+        if let gap = unsupported(by: lines) { return gap }
         let operation = analysis.operation ?? .lowest
         let today = RelayEngine.today(manifest.localDate)
         var items: [(value: Double, shown: String, line: Int)] = []

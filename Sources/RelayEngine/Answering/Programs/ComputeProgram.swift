@@ -9,10 +9,7 @@ extension RunExecutor {
     func answerCompute(_ step: Int, agent: AgentDefinition, analysis: RequestAnalysis, lines: [SourcedLine], restored: Bool,
                        tally: inout Tally) async throws -> String {
         let question = evidenceQuestion
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
-        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
-            return notFound(gap, closest: lines)
-        }
+        if let gap = unsupported(by: lines) { return gap }
         let operation = analysis.operation ?? .sum
         if operation == .daysBetween { return daysBetween(question: question, lines: lines) }
         if operation == .count {

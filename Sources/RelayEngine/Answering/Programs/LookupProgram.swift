@@ -10,10 +10,7 @@ extension RunExecutor {
     func answerLookup(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, analysis: RequestAnalysis, lines: [SourcedLine],
                       restored: Bool, tally: inout Tally) async throws -> String {
         let question = evidenceQuestion
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
-        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
-            return notFound(gap, closest: lines)
-        }
+        if let gap = unsupported(by: lines) { return gap }
         guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
         let value = analysis.value ?? .phrase
         if value.isSpan {

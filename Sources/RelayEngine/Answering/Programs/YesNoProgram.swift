@@ -8,10 +8,7 @@ extension RunExecutor {
     func answerYesNo(_ step: Int, agent: AgentDefinition, analysis: RequestAnalysis, lines: [SourcedLine], restored: Bool,
                      tally: inout Tally) async throws -> String {
         let question = evidenceQuestion
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
-        if let gap = Support.gap(question: question, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) {
-            return notFound(gap, closest: lines)
-        }
+        if let gap = unsupported(by: lines) { return gap }
         let topic = Support.topicTerms(of: question)
         let covered: [(index: Int, share: Double)] = lines.indices.map { ($0, Support.coverage(of: topic, in: lines[$0].text)) }
         let about: [Int] = covered.filter { $0.share >= 0.5 }.sorted { $0.share != $1.share ? $0.share > $1.share : $0.index < $1.index }.map(\.index)
