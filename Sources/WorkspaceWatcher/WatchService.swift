@@ -30,9 +30,10 @@ public actor WatchService {
         /// Test hook: stall the inotify reader when a file named `relay-test-stall` appears, so the
         /// kernel queue overflows.
         public var stallReaderAfterFirstEvent: Duration?
-        /// Test hook: when a batch of at least this many changes is being committed, die
-        /// (`_exit`) inside the transaction, to prove a kill in a batched commit loses and
-        /// doubles nothing (RELAY_WATCH_TEST_DIE_IN_BATCH).
+        /// Test hook: die (SIGKILL) inside the first transaction of several changes that brings
+        /// the changes recorded since start to this many, after its rows are written and before
+        /// its COMMIT — a kill in a batched commit must lose and double nothing
+        /// (RELAY_WATCH_TEST_DIE_IN_BATCH).
         public var dieInBatchOf: Int?
         public init() {}
     }
@@ -56,6 +57,7 @@ public actor WatchService {
     private var lastRescan: Int64 = 0
     private var rescanBackoff: Int64 = 0
     private var stopping = false
+    private var recordedChanges = 0
 
     public init(workspace: Workspace, configuration: WatchConfiguration, launcher: RelayLauncher? = nil,
                 logger: Logger, options: Options = Options()) {
@@ -194,7 +196,6 @@ public actor WatchService {
     /// A batch from the settler: the renames and removals in the order they happened, then the
     /// settled paths.
     private func handle(_ batch: Settler.Batch) throws {
-        var paths = batch.settled
         var removals: [Settler.Move] = []
         for move in batch.moves {
             switch move {
@@ -203,26 +204,31 @@ public actor WatchService {
             case .renamed(let from, let to, let folder):
                 try record([], removed: removals)
                 removals = []
-                try rename(from: from, to: to, folder: folder, paths: &paths)
+                try rename(from: from, to: to, folder: folder)
             }
         }
         try record([], removed: removals)
-        try process(paths, triggering: true)
+        try process(batch.settled, triggering: true)
     }
 
     /// A rename inside the workspace keeps the content's identity: its index rows move and it
     /// fires nothing, except rules that match the new path and not the old. A file the index
-    /// never had (its content still settling, or never recorded) is handled as a change at `to`.
-    private func rename(from: String, to: String, folder: Bool, paths: inout [String]) throws {
+    /// never had (its content was still settling, or it was written under a temporary name and
+    /// renamed into place) goes back to the settler as a change at `to`, closed now: it settles
+    /// like a file moved in, after what was written before it.
+    private func rename(from: String, to: String, folder: Bool) throws {
         guard let store else { return }
         let configuration = self.configuration
         let (fresh, known) = try store.rename(from: from, to: to, folder: folder) { path in
             configuration.rules(matching: path).map(\.name)
         }
-        if !known && !folder { paths.append(to) }
-        if !known && folder { return }
+        guard known else {
+            if !folder && settler.receive(.file(path: to, closed: true)) { wakeup.signal() }
+            return
+        }
         logger.info("renamed", metadata: ["relay.from": "\(from)", "relay.to": "\(to)", "relay.folder": "\(folder)"])
         queued(fresh)
+        settledAgain([from, to])
         if to == WorkspaceLayout.configurationFileName { reloadConfiguration() }
         options.changesRecorded?([from, to])
     }
@@ -273,7 +279,8 @@ public actor WatchService {
             }
             changes.append(WatchStore.Change(path: path, record: record, rules: rules, previousHash: previous?.hash))
         }
-        if let limit = options.dieInBatchOf, changes.count >= limit {
+        recordedChanges += changes.count
+        if let limit = options.dieInBatchOf, recordedChanges >= limit, changes.count > 1 {
             store.dieInsideTheNextTransaction = true
         }
         queued(try store.record(changes, removed: removed))

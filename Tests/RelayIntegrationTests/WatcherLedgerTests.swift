@@ -23,6 +23,9 @@ struct WatcherLedgerTests {
         try w.waitForCookie()
         #expect(rename(w.path("inbox/renamed/f8.txt"), w.path("inbox/renamed/g8.txt")) == 0)
         try FileManager.default.createDirectory(atPath: w.path("inbox/other"), withIntermediateDirectories: true)
+        // Once the new folder is watched: a move into a folder the daemon does not watch yet
+        // is, to inotify, a move out and a new file.
+        try w.waitForCookie()
         #expect(rename(w.path("inbox/renamed/f9.txt"), w.path("inbox/other/f9.txt")) == 0)
         try w.waitForCookie()
         try w.waitUntilQueueIdle()
@@ -35,8 +38,7 @@ struct WatcherLedgerTests {
         try w.waitUntilQueueIdle()
         #expect(w.fired().count == 1001)
         #expect(w.fired().last == "inbox/renamed/f7.txt \(ContentHash(of: "edited after the rename\n").hex)")
-        // Same content at a path that was renamed away: the index knows it under the new path.
-        #expect(!w.log().contains("inbox/batch/f7.txt"), "an event reported under the old name")
+        #expect(try w.queue().filter { $0.path.hasPrefix("inbox/batch/") }.count == 1000, "the ledger keeps what ran, under the path it ran on")
         w.stop()
     }
 
@@ -81,11 +83,11 @@ struct WatcherLedgerTests {
     @Test func aKillInTheMiddleOfABatchedCommitLosesAndDoublesNothing() throws {
         let w = try WatchedWorkspace(triggers: [["pattern": "bulk/**", "name": "bulk", "relay": "research"]])
         try FileManager.default.createDirectory(atPath: w.path("bulk"), withIntermediateDirectories: true)
-        // The test hook kills the daemon (SIGKILL) inside the first transaction of 200 or more
-        // changes, after its rows are written and before its COMMIT.
+        // The test hook kills the daemon (SIGKILL) inside the transaction of several changes that
+        // brings the changes recorded to 200, after its rows are written and before its COMMIT.
         try w.start(environment: ["RELAY_WATCH_TEST_DIE_IN_BATCH": "200"])
         try burst(2000, in: w.path("bulk"))
-        w.daemon?.waitUntilExit()
+        try w.waitForExit()
         #expect(w.daemon?.terminationReason == .uncaughtSignal && w.daemon?.terminationStatus == SIGKILL)
         #expect(try w.queue().count < 2000, "the kill came after every batch: it proves nothing")
         try w.start()
@@ -99,7 +101,7 @@ struct WatcherLedgerTests {
         let deadline = Date().addingTimeInterval(120)
         while try w.queue().count == 2000 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
         w.crash()
-        w.daemon?.waitUntilExit()
+        try w.waitForExit()
         try w.start()
         try w.waitForCookie()
         queued = try w.queue()

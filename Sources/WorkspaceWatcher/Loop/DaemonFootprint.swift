@@ -44,7 +44,7 @@ public struct DaemonFootprint: Sendable, Codable, Equatable {
     /// The number in a "Name:   123 kB" line of a /proc status file.
     static func field(_ name: String, in status: String) -> Int? {
         for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-            return line.dropFirst(name.count + 1).split(separator: " ").first.flatMap { Int($0) }
+            return line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
         }
         return nil
     }
