@@ -152,8 +152,12 @@ public actor WatchService {
         guard let store else { return (0, 0) }
         var walk = SortedStampWalk(workspace)
         defer { walk.close() }
+        // Cookies wait until the whole walk is handled: removing one says everything before it
+        // was, and the walk meets them in path order, not in the order they were written.
+        var cookies: [String] = []
         func advance() throws -> (path: String, stamp: FileStamp)? {
             while let next = try walk.next() {
+                if IgnoreRules.isCookie(next.path) { cookies.append(next.path); continue }
                 if !IgnoreRules.isIgnored(next.path) { return next }
             }
             return nil
@@ -190,6 +194,7 @@ public actor WatchService {
         hashed += candidates.count
         if !gone.isEmpty { try record([], removed: gone.map { .removed(path: $0, folder: false) }) }
         try process(candidates, triggering: triggering)
+        try process(cookies, triggering: triggering)
         return (files, hashed)
     }
 
