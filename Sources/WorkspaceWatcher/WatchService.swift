@@ -90,6 +90,9 @@ public actor WatchService {
         logger.info("start-up walk done", metadata: [
             "relay.files": "\(walked.files)", "relay.hashed": "\(walked.hashed)", "relay.ms": "\((Settler.now() - started) / 1_000_000)",
         ])
+        // The walk's garbage (listings, paths, hashing buffers) is freed but kept by malloc;
+        // a daemon that runs for months gives it back to the system now.
+        _ = relayMallocTrim(0)
         if baseline {
             try store.setMeta("baseline", ISO8601DateFormatter().string(from: Date()))
             logger.info("first start: the files already here are the baseline and start nothing")
@@ -172,7 +175,7 @@ public actor WatchService {
                 files += 1
                 next = try advance()
             }
-            if let file = next, file.path == path {
+            if let file = next, file.path.utf8.elementsEqual(path.utf8) {
                 if file.stamp != record.stamp || racy { candidates.append(path) }
                 files += 1
                 next = try advance()
@@ -267,13 +270,21 @@ public actor WatchService {
         var removed: [String] = []
         var cookies: [String] = []
         var configurationChanged = false
-        for path in paths {
-            if IgnoreRules.isIgnored(path) { continue }
+        var files: [String] = []
+        for path in paths where !IgnoreRules.isIgnored(path) {
             if IgnoreRules.isCookie(path) { cookies.append(path); continue }
             if path == WorkspaceLayout.configurationFileName { configurationChanged = true }
-            guard let (stamp, hash) = try workspace.fingerprint(ofFileAt: path) else {
+            files.append(path)
+        }
+        let prints = fingerprints(of: files)
+        for (index, path) in files.enumerated() {
+            let (stamp, hash): (FileStamp, ContentHash)
+            switch prints[index] {
+            case .success(let print?): (stamp, hash) = print
+            case .success(nil):
                 removed.append(path)
                 continue
+            case .failure(let error): throw error
             }
             let previous = try store.file(path)
             let record = WatchStore.FileRecord(stamp: stamp, hash: hash.hex)
@@ -302,6 +313,25 @@ public actor WatchService {
         guard !deferred.isEmpty, !paths.isEmpty else { return }
         deferred.removeAll()
         queueMayHaveWork = true
+    }
+
+    /// The stamps and hashes of a batch's files, read on every core (a first start hashes every
+    /// file of the tree); in the order given.
+    private nonisolated func fingerprints(of paths: [String]) -> [Result<(FileStamp, ContentHash)?, Error>] {
+        let workspace = self.workspace
+        guard paths.count > 8 else { return paths.map { path in Result { try workspace.fingerprint(ofFileAt: path) } } }
+        nonisolated(unsafe) let results = UnsafeMutableBufferPointer<Result<(FileStamp, ContentHash)?, Error>>.allocate(capacity: paths.count)
+        defer { results.deallocate() }
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            // Each lane writes only its own slots.
+            for index in stride(from: lane, to: paths.count, by: lanes) {
+                (results.baseAddress! + index).initialize(to: Result { try workspace.fingerprint(ofFileAt: paths[index]) })
+            }
+        }
+        let collected = Array(results)
+        _ = results.baseAddress.map { $0.deinitialize(count: paths.count) }
+        return collected
     }
 
     private func queued(_ fresh: [WatchStore.Trigger]) {
@@ -501,3 +531,8 @@ public struct QueuedTrigger: Sendable, Codable, Equatable {
     public var state: String
     public var attempts: Int
 }
+
+/// glibc's `malloc_trim` (malloc.h, which the Glibc module does not export): hands the heap's
+/// free pages back to the system.
+@_silgen_name("malloc_trim")
+private func relayMallocTrim(_ pad: Int) -> Int32

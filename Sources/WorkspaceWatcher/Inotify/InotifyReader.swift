@@ -263,13 +263,17 @@ final class InotifyReader: @unchecked Sendable {
                 wds[folder] = wd
                 count += 1
             }
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute) else { continue }
-            for name in names {
+            for (name, kind) in Self.entries(of: absolute) {
                 if folder.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
                 let child = folder.isEmpty ? name : folder + "/" + name
-                var info = stat()
-                guard lstat(root + "/" + child, &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
+                var mode = kind
+                if mode == 0 {
+                    // The file system does not say (DT_UNKNOWN): ask.
+                    var info = stat()
+                    guard lstat(root + "/" + child, &info) == 0 else { continue }
+                    mode = info.st_mode & S_IFMT
+                }
+                switch mode {
                 case S_IFDIR: pending.append(child)
                 case S_IFREG: if report { emit(.file(path: child, closed: true)) }
                 default: break
@@ -291,6 +295,30 @@ final class InotifyReader: @unchecked Sendable {
             wds[moved] = wd
             folders[wd] = moved
         }
+    }
+
+    /// The names in a folder with their kind from the directory entry (`d_type`, as S_IFDIR,
+    /// S_IFREG, …; 0 when the file system does not say): watching 5,000 folders of 100,000
+    /// files needs no lstat per file. The corresponding C functions are `opendir`/`readdir`.
+    private static func entries(of folder: String) -> [(name: String, kind: mode_t)] {
+        guard let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var result: [(String, mode_t)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name == "." || name == ".." { continue }
+            let kind: mode_t
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_DIR): kind = S_IFDIR
+            case Int32(DT_REG): kind = S_IFREG
+            case Int32(DT_UNKNOWN): kind = 0
+            default: kind = S_IFLNK  // links, sockets, devices: neither watched nor reported
+            }
+            result.append((name, kind))
+        }
+        return result
     }
 
     /// Stops watching `relative` and every folder below it (it left the tree).

@@ -26,19 +26,22 @@ public struct DaemonFootprint: Sendable, Codable, Equatable {
         if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
         guard let after = switches(pid), let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         let elapsed = max(Date().timeIntervalSince(start), 1e-6)
+        // Per thread: a thread that ended meanwhile takes its count with it; one that started
+        // counts whole.
+        let woken = after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
         return DaemonFootprint(residentKiB: field("VmRSS", in: status) ?? 0, peakResidentKiB: field("VmHWM", in: status) ?? 0,
-                               wakeupsPerSecond: seconds > 0 ? Double(after - before) / elapsed : 0, windowSeconds: seconds)
+                               wakeupsPerSecond: seconds > 0 ? Double(max(0, woken)) / elapsed : 0, windowSeconds: seconds)
     }
 
-    /// The sum of every thread's context switches.
-    static func switches(_ pid: Int32) -> Int? {
+    /// Each thread's context switches, by thread id.
+    static func switches(_ pid: Int32) -> [String: Int]? {
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
-        var total = 0
+        var result: [String: Int] = [:]
         for task in tasks {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            total += (field("voluntary_ctxt_switches", in: status) ?? 0) + (field("nonvoluntary_ctxt_switches", in: status) ?? 0)
+            result[task] = (field("voluntary_ctxt_switches", in: status) ?? 0) + (field("nonvoluntary_ctxt_switches", in: status) ?? 0)
         }
-        return total
+        return result
     }
 
     /// The number in a "Name:   123 kB" line of a /proc status file.

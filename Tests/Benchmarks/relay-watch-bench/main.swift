@@ -62,28 +62,34 @@ func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 func statusField(_ pid: Int32, _ name: String) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-        return Int(line.dropFirst(name.count + 1).split(separator: " ").first ?? "0") ?? 0
+        return Int(line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "0") ?? 0
     }
     return 0
 }
 
-/// Context switches of every thread of `pid`: how often it woke.
-func wakeups(_ pid: Int32) -> Int {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    return tasks.reduce(0) { total, task in
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { return total }
-        var sum = 0
-        for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
-            sum += Int(line.split(separator: "\t").last ?? "0") ?? Int(line.split(separator: " ").last ?? "0") ?? 0
-        }
-        return total + sum
+/// Context switches of each thread of `pid`, by thread id: how often it woke.
+func wakeups(_ pid: Int32) -> [String: Int] {
+    var result: [String: Int] = [:]
+    for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+        result[task] = statusField(pid, "task/\(task)", "voluntary_ctxt_switches") + statusField(pid, "task/\(task)", "nonvoluntary_ctxt_switches")
     }
+    return result
 }
 
+func statusField(_ pid: Int32, _ sub: String, _ name: String) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/\(sub)/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+        return Int(line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "0") ?? 0
+    }
+    return 0
+}
+
+/// Wake-ups per second while nothing happens (per thread: one that ends takes its count along).
 func idleWakeupsPerSecond(_ pid: Int32, over seconds: Double = 3) -> Double {
     let before = wakeups(pid)
     usleep(UInt32(seconds * 1e6))
-    return Double(wakeups(pid) - before) / seconds
+    let after = wakeups(pid)
+    return Double(after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }) / seconds
 }
 
 func percentile(_ values: [Double], _ p: Double) -> Double {
@@ -274,11 +280,13 @@ print("relay-watch-bench: \(samples) latency samples, a \(burstSize)-file burst,
 print("  (figures from one run; on a shared machine they move with its load)")
 
 // The command's own start cost.
+// RELAY_BENCH_PARTS=latency,burst,big chooses (default: all).
+let parts = Set((ProcessInfo.processInfo.environment["RELAY_BENCH_PARTS"] ?? "latency,burst,big").split(separator: ",").map(String.init))
 let alone = shAlone(reports, samples)
 let shMedian = percentile(alone, 0.5)
 
 // Latency.
-do {
+if parts.contains("latency") {
     let daemon = Daemon(root: base + "/latency-relay", command: reports.command)
     try FileManager.default.createDirectory(atPath: daemon.root + "/bench", withIntermediateDirectories: true)
     daemon.waitForCookie()
@@ -308,7 +316,7 @@ do {
 }
 
 // Burst.
-do {
+if parts.contains("burst") {
     let daemon = Daemon(root: base + "/burst-relay", command: reports.command)
     try FileManager.default.createDirectory(atPath: daemon.root + "/bench", withIntermediateDirectories: true)
     daemon.waitForCookie()
@@ -344,7 +352,7 @@ do {
 }
 
 // 100,000 files in 5,000 folders: start, restart, memory, idle wake-ups.
-do {
+if parts.contains("big") {
     let root = base + "/big"
     shell("'\(relay)' init '\(root)' >/dev/null")
     writeFile(root + "/relay.json", """
@@ -359,12 +367,14 @@ do {
     let first = Daemon(root: root, command: nil)
     let firstStart = now() - start
     let firstKiB = statusField(first.process.processIdentifier, "VmRSS")
+    let firstAnonKiB = statusField(first.process.processIdentifier, "RssAnon")
     let firstPeakKiB = statusField(first.process.processIdentifier, "VmHWM")
     first.stop()
     start = now()
     let second = Daemon(root: root, command: nil)
     let restart = now() - start
     let secondKiB = statusField(second.process.processIdentifier, "VmRSS")
+    let secondAnonKiB = statusField(second.process.processIdentifier, "RssAnon")
     let secondPeakKiB = statusField(second.process.processIdentifier, "VmHWM")
     let relayIdle = idleWakeupsPerSecond(second.process.processIdentifier)
     second.stop()
@@ -397,6 +407,7 @@ do {
     row("  restart → answering (index reused)", s(restart), s(peerStart), String(format: "%.1f×", restart / peerStart))
     row("  resident memory after first start", "\(firstKiB / 1024) MiB", "\(peerKiB / 1024) MiB", "peak \(firstPeakKiB / 1024) MiB")
     row("  resident memory after restart", "\(secondKiB / 1024) MiB", "", "peak \(secondPeakKiB / 1024) MiB (goal ≤ 30)")
+    row("  of it anonymous (the rest: the binary's pages)", "\(firstAnonKiB / 1024) / \(secondAnonKiB / 1024) MiB")
     row("  idle wake-ups per second", String(format: "%.1f", relayIdle), String(format: "%.1f", peerIdle))
     if let watchman {
         row("  watchman: watch + crawl, memory, idle", s(watchman.start), "\(watchman.kib / 1024) MiB", String(format: "%.1f wake-ups/s", watchman.idle))
