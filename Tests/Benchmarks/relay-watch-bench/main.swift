@@ -407,7 +407,7 @@ if parts.contains("big") {
     row("  restart → answering (index reused)", s(restart), s(peerStart), String(format: "%.1f×", restart / peerStart))
     row("  resident memory after first start", "\(firstKiB / 1024) MiB", "\(peerKiB / 1024) MiB", "peak \(firstPeakKiB / 1024) MiB")
     row("  resident memory after restart", "\(secondKiB / 1024) MiB", "", "peak \(secondPeakKiB / 1024) MiB (goal ≤ 30)")
-    row("  of it anonymous (the rest: the binary's pages)", "\(firstAnonKiB / 1024) / \(secondAnonKiB / 1024) MiB")
+    row("  of it anonymous (rest: the binary's pages)", "\(firstAnonKiB / 1024) / \(secondAnonKiB / 1024) MiB")
     row("  idle wake-ups per second", String(format: "%.1f", relayIdle), String(format: "%.1f", peerIdle))
     if let watchman {
         row("  watchman: watch + crawl, memory, idle", s(watchman.start), "\(watchman.kib / 1024) MiB", String(format: "%.1f wake-ups/s", watchman.idle))
