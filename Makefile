@@ -14,13 +14,13 @@ SWIFT_FLAGS ?=
 RELEASE_FLAGS ?= -c release --static-swift-stdlib
 # Debian packages the build and tests need: libinotifytools (the watcher), SQLite (its index
 # and trigger queue, the sync index), inotify-tools (inotifywait, the peer `make bench` compares
-# with), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench),
+# with; watchman, the other peer the watch bench shows beside it), openssh (the sync tests run a real sshd on loopback), rsync and unison (the sync bench),
 # poppler-utils and pandoc (the relay reads dropped PDF, HTML, DOCX, ODT, EPUB and RTF files),
 # python3 (the web chat's driver, the OpenAI SDK test and the HTTP bench),
 # chromium-headless-shell (a real browser for the web group chat's tests, driven over the
 # DevTools protocol; skipped without it) and fonts-noto-color-emoji (so the agents' emoji
 # avatars render in its screenshots).
-APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools openssh-server openssh-client rsync unison poppler-utils pandoc python3 \
+APT_PACKAGES := libinotifytools0-dev libsqlite3-dev inotify-tools watchman openssh-server openssh-client rsync unison poppler-utils pandoc python3 \
 	chromium-headless-shell fonts-noto-color-emoji
 DEMO_DIR ?= $(CURDIR)/.build/demo-workspace
 

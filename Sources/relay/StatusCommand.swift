@@ -13,7 +13,8 @@ struct StatusCommand: ParsableCommand {
             Counts files, lists paths whose lock is held right now, the trigger queue, relay runs \
             by state, open sync conflicts and peer syncs the daemon holds (a sync it refused, \
             such as a mass deletion, waits for `relay sync --force PEER`), and removes temporary files left by writers that \
-            were killed.
+            were killed. With the daemon running, it also shows the daemon's resident memory \
+            and how often it woke up in a short window (an idle daemon should not wake).
 
             Examples:
               relay status
@@ -26,10 +27,17 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Option(help: "Seconds to count the running daemon's wake-ups over (0: do not count).")
+    var sampleSeconds: Double = 1
+
     struct Output: Codable {
         var workspace: Workspace.Status
         var watcher: Watcher
-        struct Watcher: Codable { var running: Bool; var pid: Int32?; var triggers: [String: Int] }
+        struct Watcher: Codable {
+            var running: Bool; var pid: Int32?; var triggers: [String: Int]
+            /// Resident memory and wake-ups of the running daemon.
+            var footprint: DaemonFootprint?
+        }
         /// Relay runs by state (done, running, interrupted, cancelled, failed, skipped).
         var runs: [String: Int]
         var openConflicts: Int
@@ -42,13 +50,14 @@ struct StatusCommand: ParsableCommand {
         let status = try workspace.status()
         let pid = DaemonLock.runningHolder("watch", in: workspace)
         let counts = try WatchService.queueCounts(workspace: workspace)
+        let footprint = pid.flatMap { DaemonFootprint.sample(pid: $0, over: max(0, sampleSeconds)) }
         var runs: [String: Int] = [:]
         for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
         let conflicts = StateFile.exists(workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         let holds = try SyncHold.all(in: workspace)
         if json {
-            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs,
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts, footprint: footprint), runs: runs,
                                         openConflicts: conflicts, heldSyncs: holds))
         }
         print("Workspace  \(status.root)")
@@ -63,7 +72,11 @@ struct StatusCommand: ParsableCommand {
             print("Writing    \(status.activeTemporaries.count) write(s) in progress")
         }
         print("Watcher    " + (pid.map { "running (pid \($0))" } ?? "not running (start it with `relay watch`)"))
-        let order = ["pending", "running", "done", "failed"]
+        if let footprint {
+            let wakeups = sampleSeconds > 0 ? String(format: ", %.1f wake-ups/s over %.1f s", footprint.wakeupsPerSecond, footprint.windowSeconds) : ""
+            print("Daemon     \(footprint.residentKiB / 1024) MiB resident (peak \(footprint.peakResidentKiB / 1024) MiB)" + wakeups)
+        }
+        let order = ["pending", "running", "done", "failed", "superseded"]
         let queue = order.compactMap { state in counts[state].map { "\($0) \(state)" } }
         print("Triggers   " + (queue.isEmpty ? "none yet" : queue.joined(separator: ", ")))
         let runStates = ["running", "interrupted", "cancelled", "failed", "done", "skipped"].compactMap { state in runs[state].map { "\($0) \(state)" } }

@@ -60,6 +60,7 @@ struct WatchCommand: AsyncParsableCommand {
         if let stall = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_STALL_MS"].flatMap(Int.init) {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
         }
+        serviceOptions.dieInBatchOf = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_IN_BATCH"].flatMap(Int.init)
         let peerSync = try PeerSyncService.configured(for: workspace, logger: logger)
         if let peerSync {
             logger.notice("will sync after changes", metadata: ["relay.peers": "\(peerSync.peers.joined(separator: ", "))"])

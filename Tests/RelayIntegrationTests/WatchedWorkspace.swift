@@ -83,6 +83,17 @@ final class WatchedWorkspace: @unchecked Sendable {
         daemon.waitUntilExit()
     }
 
+    /// Waits until the daemon has exited (killed, or stopped by itself).
+    func waitForExit(timeout: TimeInterval = 120) throws {
+        guard let daemon else { return }
+        let deadline = Date().addingTimeInterval(timeout)
+        while daemon.isRunning {
+            if Date() > deadline { throw WatchTestError("the daemon still runs after \(Int(timeout)) s: \(log().suffix(2000))") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        daemon.waitUntilExit()
+    }
+
     func crash() {
         guard let daemon else { return }
         killHard(daemon)

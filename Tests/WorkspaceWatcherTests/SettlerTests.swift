@@ -56,4 +56,49 @@ struct SettlerTests {
         let batch = settler.drain(at: 100 * ms)
         #expect(batch.settled.isEmpty && batch.rescan)
     }
+
+    @Test func aRenameMovesAChangeStillSettlingAndIsReportedInOrderWithRemovals() {
+        let settler = Settler(settle: .milliseconds(10), limit: .seconds(2))
+        settler.receive(.file(path: "old/a.md", closed: true), at: 0)
+        settler.receive(.removed(path: "gone.md", folder: false), at: 1 * ms)
+        settler.receive(.renamed(from: "old", to: "new", folder: true), at: 2 * ms)
+        settler.receive(.renamed(from: "x.md", to: "y.md", folder: false), at: 3 * ms)
+        let batch = settler.drain(at: 100 * ms)
+        #expect(batch.settled == ["new/a.md"], "the change settles under the folder's new name")
+        #expect(batch.moves == [.removed(path: "gone.md", folder: false), .renamed(from: "old", to: "new", folder: true),
+                                .renamed(from: "x.md", to: "y.md", folder: false)])
+    }
+
+    @Test func aTemporaryRenamedOverAFileIsAChangeAndAFileRenamedToABackupNameLeft() {
+        let settler = Settler(settle: .milliseconds(10), limit: .seconds(2))
+        settler.receive(.renamed(from: "notes/.relay-tmp-1", to: "notes/a.md", folder: false), at: 0)
+        settler.receive(.renamed(from: "notes/b.md", to: "notes/b.md~", folder: false), at: 0)
+        let batch = settler.drain(at: 100 * ms)
+        #expect(batch.settled == ["notes/a.md"])
+        #expect(batch.moves == [.removed(path: "notes/b.md", folder: false)])
+    }
+
+    @Test func theLoopIsWokenOnlyForAnEarlierDeadlineAndToldWhenToLookAgain() {
+        let settler = Settler(settle: .milliseconds(100), limit: .seconds(30))
+        #expect(settler.receive(.file(path: "a", closed: true), at: 0), "the first deadline wakes the sleeping loop")
+        #expect(!settler.receive(.file(path: "b", closed: true), at: 5 * ms), "a later deadline does not")
+        #expect(!settler.receive(.file(path: "c", closed: false), at: 6 * ms), "nor does a file still being written")
+        let first = settler.drain(at: 50 * ms)
+        #expect(first.settled.isEmpty)
+        #expect(first.nextDeadline == 100 * ms)
+        let second = settler.drain(at: 100 * ms)
+        #expect(second.settled == ["a"])
+        #expect(second.nextDeadline == 105 * ms)
+        #expect(settler.receive(.removed(path: "z", folder: false), at: 101 * ms), "a removal wakes it")
+    }
+
+    @Test func aBatchLimitLeavesTheRestDueForTheNextBatch() {
+        let settler = Settler(settle: .milliseconds(10), limit: .seconds(2))
+        for i in 0..<25 { settler.receive(.file(path: "f\(i)", closed: true), at: Int64(i) * ms) }
+        let first = settler.drain(at: 100 * ms, limit: 10)
+        #expect(first.settled == (0..<10).map { "f\($0)" })
+        #expect(first.nextDeadline.map { $0 <= 100 * ms } == true, "more is due at once")
+        #expect(settler.drain(at: 100 * ms, limit: 10).settled == (10..<20).map { "f\($0)" })
+        #expect(settler.drain(at: 100 * ms, limit: 10).settled == (20..<25).map { "f\($0)" })
+    }
 }

@@ -5,6 +5,9 @@ public enum RawEvent: Sendable, Equatable {
     case file(path: String, closed: Bool)
     /// A file or folder left (deleted or moved out); for a folder, everything under it left.
     case removed(path: String, folder: Bool)
+    /// A file or folder renamed inside the workspace (`IN_MOVED_FROM` and `IN_MOVED_TO` paired
+    /// by their cookie): the same content under a new path.
+    case renamed(from: String, to: String, folder: Bool)
     /// The kernel's queue overflowed: events were lost, rescan.
     case overflow
 }

@@ -2,16 +2,19 @@ import Foundation
 import RelaySQLite
 import WorkspaceCore
 
-/// The watcher's persistent state in `.relay/watch.sqlite`:
+/// The watcher's persistent state in `.relay/watch.sqlite`, and its one ledger of drops:
 ///
-/// - `files`: the index, path → inode, size, mtime, SHA-256, as last seen. Startup and rescans
-///   compare the disk with it (stat first, hash only what moved).
+/// - `files`: the index, path → inode, size, mtime, SHA-256, as last seen, and when that was
+///   (`checked`, wall-clock nanoseconds: a file changed within the clock's grain of being
+///   checked may hide a change behind an unchanged stamp — "racy" — and is hashed again).
 /// - `triggers`: the queue and ledger, one row per (path, content hash, rule), unique — so a
 ///   drop fires once, an identical re-drop or a repeated event fires nothing, and a pending
-///   row survives any restart.
+///   row survives any restart. A row goes pending → running → done / failed, or `superseded`
+///   when its file changed before it ran (the newer content has a row of its own).
 ///
-/// The index row and the trigger row of a change are written in one transaction: a crash
-/// leaves either both (the change is handled) or neither (the next scan sees it again).
+/// A batch's index rows and trigger rows are written in one transaction: a crash leaves either
+/// all of them (the changes are handled) or none (the next start's walk sees them again).
+/// Statements are prepared once per connection.
 final class WatchStore {
     let database: SQLiteDatabase
 
@@ -20,7 +23,7 @@ final class WatchStore {
         var hash: String
     }
 
-    enum State: String, Sendable { case pending, running, done, failed }
+    enum State: String, Sendable { case pending, running, done, failed, superseded }
 
     struct Trigger: Sendable, Equatable {
         var id: Int64
@@ -47,6 +50,39 @@ final class WatchStore {
                 UNIQUE (path, hash, rule));
             CREATE INDEX IF NOT EXISTS triggers_state ON triggers (state, id);
             """)
+        // Indexes made before `checked` existed: 0 there makes every row racy once (hashed again).
+        let columns = try database.prepare("PRAGMA table_info(files)").rows { $0.text(1) }
+        if !columns.contains("checked") {
+            try database.execute("ALTER TABLE files ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
+        }
+    }
+
+    private var statements: [String: SQLiteDatabase.Statement] = [:]
+
+    /// The statement for `sql`, prepared at its first use on this connection.
+    private func cached(_ sql: String) throws -> SQLiteDatabase.Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try database.prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    private static let upsertFile = """
+        INSERT INTO files (path, inode, size, mtime, hash, checked) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        ON CONFLICT(path) DO UPDATE SET inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
+            hash = excluded.hash, checked = excluded.checked
+        """
+    private static let insertTrigger = "INSERT OR IGNORE INTO triggers (path, hash, rule, created) VALUES (?1, ?2, ?3, ?4)"
+
+    /// Linux stamps files from a coarse clock (a tick of 1–10 ms); 50 ms is well past it. (A
+    /// file system with whole-second times would need more: FAT, some network mounts.)
+    static let racyNanoseconds: Int64 = 50_000_000
+
+    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    static func nowNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     // MARK: Meta
@@ -62,54 +98,59 @@ final class WatchStore {
 
     // MARK: Index
 
-    func allFiles() throws -> [String: FileRecord] {
-        var result: [String: FileRecord] = [:]
-        for (path, record) in try database.prepare("SELECT path, inode, size, mtime, hash FROM files").rows([], { row in
-            (row.text(0), FileRecord(stamp: FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)),
-                                                      modifiedNanoseconds: row.integer(3)), hash: row.text(4)))
-        }) {
-            result[path] = record
+    /// Every index row in the byte order of its path (SQLite's BINARY collation), one at a
+    /// time: the start-up walk joins it with the tree without loading either whole.
+    /// `racy` says the row was checked within `racyNanoseconds` of the file's mtime: a write in
+    /// the same tick of the file system's clock may have left the stamp as it was.
+    func forEachFile(_ body: (_ path: String, _ record: FileRecord, _ racy: Bool) throws -> Void) throws {
+        try database.prepare("SELECT path, inode, size, mtime, hash, checked FROM files ORDER BY path").forEachRow { row in
+            let mtime = row.integer(3)
+            let record = FileRecord(stamp: FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: mtime),
+                                    hash: row.text(4))
+            try body(row.text(0), record, row.integer(5) - mtime < Self.racyNanoseconds)
         }
-        return result
     }
 
     func file(_ path: String) throws -> FileRecord? {
-        try database.prepare("SELECT inode, size, mtime, hash FROM files WHERE path = ?1").rows([.text(path)]) { row in
+        try cached("SELECT inode, size, mtime, hash FROM files WHERE path = ?1").rows([.text(path)]) { row in
             FileRecord(stamp: FileStamp(inode: UInt64(bitPattern: row.integer(0)), size: Int(row.integer(1)), modifiedNanoseconds: row.integer(2)),
                        hash: row.text(3))
         }.first
     }
+
+    var fileCount: Int { (try? database.prepare("SELECT COUNT(*) FROM files").rows { Int($0.integer(0)) }.first) ?? 0 }
 
     /// A change to record: the file's new index row and the triggers it starts.
     struct Change: Sendable {
         var path: String
         var record: FileRecord
         var rules: [String]
+        /// The hash the index had (nil: a new path), to tell new content from a touch.
+        var previousHash: String? = nil
     }
+
+    /// Test hook (`WatchService.Options.dieInBatchOf`): the next `record` kills the process
+    /// with SIGKILL after writing its rows, before its COMMIT.
+    var dieInsideTheNextTransaction = false
 
     /// Records changes and enqueues their triggers in one transaction. Returns the triggers
     /// that are new (a (path, hash, rule) seen before is not enqueued again).
     func record(_ changes: [Change], removed: [String] = [], removedFolders: [String] = []) throws -> [Trigger] {
         guard !changes.isEmpty || !removed.isEmpty || !removedFolders.isEmpty else { return [] }
+        let upsert = try cached(Self.upsertFile), insert = try cached(Self.insertTrigger)
+        let delete = try cached("DELETE FROM files WHERE path = ?1"), deleteBelow = try cached("DELETE FROM files WHERE path >= ?1 AND path < ?2")
         return try database.transaction {
-            let upsert = try database.prepare("""
-                INSERT INTO files (path, inode, size, mtime, hash) VALUES (?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT(path) DO UPDATE SET inode = excluded.inode, size = excluded.size, mtime = excluded.mtime, hash = excluded.hash
-                """)
-            let insert = try database.prepare("INSERT OR IGNORE INTO triggers (path, hash, rule, created) VALUES (?1, ?2, ?3, ?4)")
-            let delete = try database.prepare("DELETE FROM files WHERE path = ?1")
-            let deleteFolder = try database.prepare("DELETE FROM files WHERE path >= ?1 AND path < ?2")
             var fresh: [Trigger] = []
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = Self.nowMilliseconds(), checked = Self.nowNanoseconds()
             for path in removed { try delete.run([.text(path)]) }
             for folder in removedFolders {
                 // Every path below "folder/": the range ["folder/", "folder0") in byte order.
-                try deleteFolder.run([.text(folder + "/"), .text(folder + "0")])
+                try deleteBelow.run([.text(folder + "/"), .text(folder + "0")])
             }
             for change in changes {
                 try upsert.run([.text(change.path), .integer(Int64(bitPattern: change.record.stamp.inode)),
                                 .integer(Int64(change.record.stamp.size)), .integer(change.record.stamp.modifiedNanoseconds),
-                                .text(change.record.hash)])
+                                .text(change.record.hash), .integer(checked)])
                 for rule in change.rules {
                     try insert.run([.text(change.path), .text(change.record.hash), .text(rule), .integer(now)])
                     if database.changes == 1 {
@@ -117,7 +158,45 @@ final class WatchStore {
                     }
                 }
             }
+            if dieInsideTheNextTransaction { kill(getpid(), SIGKILL) }
             return fresh
+        }
+    }
+
+    /// Renames a file's or a folder's index rows inside the workspace, in one transaction: the
+    /// content keeps its identity and starts nothing, except the rules that match the new path
+    /// and did not match the old one (`rules(path)` gives the names). Pending triggers move with
+    /// their file. Returns the new triggers, and whether anything was indexed under `from`.
+    func rename(from: String, to: String, folder: Bool, rules: (String) -> [String]) throws -> (fresh: [Trigger], known: Bool) {
+        try database.transaction {
+            var rows: [(path: String, hash: String)] = []
+            if folder {
+                rows = try database.prepare("SELECT path, hash FROM files WHERE path >= ?1 AND path < ?2")
+                    .rows([.text(from + "/"), .text(from + "0")]) { ($0.text(0), $0.text(1)) }
+                // Whatever was indexed under the target folder is replaced by what moved there.
+                try database.prepare("DELETE FROM files WHERE path >= ?1 AND path < ?2").run([.text(to + "/"), .text(to + "0")])
+            } else {
+                rows = try database.prepare("SELECT path, hash FROM files WHERE path = ?1").rows([.text(from)]) { ($0.text(0), $0.text(1)) }
+            }
+            guard !rows.isEmpty else { return ([], false) }
+            let move = try database.prepare("UPDATE OR REPLACE files SET path = ?2 WHERE path = ?1")
+            let movePending = try database.prepare("UPDATE OR IGNORE triggers SET path = ?2 WHERE path = ?1 AND state = 'pending'")
+            let insert = try cached(Self.insertTrigger)
+            let now = Self.nowMilliseconds()
+            var fresh: [Trigger] = []
+            for row in rows {
+                let target = to + row.path.dropFirst(from.count)
+                try move.run([.text(row.path), .text(target)])
+                try movePending.run([.text(row.path), .text(target)])
+                let before = Set(rules(row.path))
+                for rule in rules(target) where !before.contains(rule) {
+                    try insert.run([.text(target), .text(row.hash), .text(rule), .integer(now)])
+                    if database.changes == 1 {
+                        fresh.append(Trigger(id: database.lastInsertID, path: target, hash: row.hash, rule: rule, state: .pending, attempts: 0))
+                    }
+                }
+            }
+            return (fresh, true)
         }
     }
 
@@ -132,15 +211,68 @@ final class WatchStore {
             }
     }
 
-    func markRunning(_ id: Int64) throws {
-        try database.prepare("UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2 WHERE id = ?1")
-            .run([.integer(id), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+    /// The oldest pending rows, leaving out rules that cannot start more now: what a dispatch
+    /// may start, without reading the whole queue (20,000 rows read at every start made a
+    /// burst quadratic).
+    func pending(excluding rules: Set<String>, limit: Int) throws -> [Trigger] {
+        var sql = "SELECT id, path, hash, rule, attempts FROM triggers WHERE state = 'pending'"
+        var values: [SQLiteDatabase.Statement.Value] = [.integer(Int64(limit))]
+        if !rules.isEmpty {
+            sql += " AND rule NOT IN (" + (0..<rules.count).map { "?\($0 + 2)" }.joined(separator: ",") + ")"
+            values += rules.sorted().map { .text($0) }
+        }
+        return try cached(sql + " ORDER BY id LIMIT ?1").rows(values) { row in
+            Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3), state: .pending, attempts: Int(row.integer(4)))
+        }
     }
 
-    func markFinished(_ id: Int64, state: State, status: Int32?, note: String?) throws {
-        try database.prepare("UPDATE triggers SET state = ?2, finished = ?3, status = ?4, note = ?5 WHERE id = ?1")
-            .run([.integer(id), .text(state.rawValue), .integer(Int64(Date().timeIntervalSince1970 * 1000)),
-                  status.map { .integer(Int64($0)) } ?? .null, note.map { .text($0) } ?? .null])
+    /// Queues (path, `hash`, rule) in place of `trigger`, whose file changed before it ran and
+    /// whose newer content started nothing of its own. Returns whether a row was added.
+    func enqueueSuccessor(of trigger: Trigger, hash: String) throws -> Bool {
+        try cached(Self.insertTrigger).run([.text(trigger.path), .text(hash), .text(trigger.rule), .integer(Self.nowMilliseconds())])
+        return database.changes == 1
+    }
+
+    /// Pending rows of rules that are not in `rules` fail, with a note. Returns how many.
+    func failPending(notIn rules: Set<String>) throws -> Int {
+        var sql = "UPDATE triggers SET state = 'failed', note = 'no trigger of this name in relay.json any more' WHERE state = 'pending'"
+        if !rules.isEmpty { sql += " AND rule NOT IN (" + (0..<rules.count).map { "?\($0 + 1)" }.joined(separator: ",") + ")" }
+        try database.prepare(sql).run(rules.sorted().map { .text($0) })
+        return database.changes
+    }
+
+    /// Pending rows of relay rules, in a daemon without the relay engine, say why they wait.
+    func noteWaiting(relayRules: [(rule: String, relay: String)]) throws {
+        for (rule, relay) in relayRules {
+            try cached("UPDATE triggers SET note = ?2 WHERE state = 'pending' AND rule = ?1 AND note IS NULL").run([
+                .text(rule), .text("waiting: relay '\(relay)' needs the relay engine, and this daemon was started without one (an embedding of WatchService without a RelayLauncher)"),
+            ])
+        }
+    }
+
+    /// How a run ended, to record.
+    struct Outcome: Sendable {
+        var id: Int64
+        var state: State
+        var status: Int32?
+        var note: String?
+    }
+
+    /// Records runs that ended and runs about to start in one transaction: one commit per
+    /// dispatch, not two per run. A run is recorded `running` before it starts, so a crash
+    /// during it runs it again at the next start (its attempts count it).
+    func commitRuns(finished: [Outcome], starting: [Int64]) throws {
+        guard !finished.isEmpty || !starting.isEmpty else { return }
+        try database.transaction {
+            let now = Self.nowMilliseconds()
+            let finish = try cached("UPDATE triggers SET state = ?2, finished = ?3, status = ?4, note = ?5 WHERE id = ?1")
+            for outcome in finished {
+                try finish.run([.integer(outcome.id), .text(outcome.state.rawValue), .integer(now),
+                                outcome.status.map { .integer(Int64($0)) } ?? .null, outcome.note.map { .text($0) } ?? .null])
+            }
+            let start = try cached("UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2 WHERE id = ?1")
+            for id in starting { try start.run([.integer(id), .integer(now)]) }
+        }
     }
 
     func setNote(_ id: Int64, _ note: String) throws {

@@ -1,0 +1,156 @@
+import Foundation
+import RelayTestKit
+import Testing
+import WorkspaceCore
+import WorkspaceWatcher
+
+/// Issue 29: the watcher at inotifywait's speed without giving up exactly-once — renames that
+/// keep a drop's identity, batched commits that survive a kill at any point, the content a run
+/// works on being the content that settled, and relay.json read again when it changes.
+@Suite("relay watch: renames, batches, settled content, relay.json", .serialized)
+struct WatcherLedgerTests {
+    @Test func aFolderOf1000FilesRenamedInsideTheWorkspaceFiresNothingAndALaterEditFiresOnceUnderTheNewPath() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/**")])
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start()
+        try burst(1000, in: w.path("inbox/batch"))
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 1000)
+
+        #expect(rename(w.path("inbox/batch"), w.path("inbox/renamed")) == 0)
+        // A file renamed inside the renamed folder, and one renamed across folders.
+        try w.waitForCookie()
+        #expect(rename(w.path("inbox/renamed/f8.txt"), w.path("inbox/renamed/g8.txt")) == 0)
+        try FileManager.default.createDirectory(atPath: w.path("inbox/other"), withIntermediateDirectories: true)
+        // Once the new folder is watched: a move into a folder the daemon does not watch yet
+        // is, to inotify, a move out and a new file.
+        try w.waitForCookie()
+        #expect(rename(w.path("inbox/renamed/f9.txt"), w.path("inbox/other/f9.txt")) == 0)
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 1000, "a rename fired: \(w.fired().suffix(5))")
+        #expect(try w.queue().count == 1000)
+
+        // The renamed folder is still watched, under its new name.
+        try w.write("inbox/renamed/f7.txt", "edited after the rename\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 1001)
+        #expect(w.fired().last == "inbox/renamed/f7.txt \(ContentHash(of: "edited after the rename\n").hex)")
+        #expect(try w.queue().filter { $0.path.hasPrefix("inbox/batch/") }.count == 1000, "the ledger keeps what ran, under the path it ran on")
+        w.stop()
+    }
+
+    @Test func aFileRewrittenBetweenSettleAndItsRunNeverRunsItsNewBytesUnderTheOldKey() throws {
+        let gate = FileManager.default.temporaryDirectory.path + "/relay-gate-" + UUID().uuidString
+        #expect(mkfifo(gate, 0o600) == 0)
+        defer { unlink(gate) }
+        // One run at a time; the first (gate.txt) waits on a FIFO, so the others queue behind it.
+        // Each run records its key and the hash of the bytes it reads.
+        let command = """
+            if [ "$RELAY_PATH" = inbox/gate.txt ]; then cat '\(gate)' > /dev/null; fi; \
+            printf '%s %s %s\\n' "$RELAY_PATH" "$RELAY_HASH" "$(sha256sum < "$RELAY_FILE" | cut -c1-64)" >> '$FIRED'
+            """
+        let w = try WatchedWorkspace(triggers: [["pattern": "inbox/*", "command": command, "concurrency": 1]])
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start()
+        try w.write("inbox/gate.txt", "holds the only slot\n")
+        try w.waitForCookie()
+        try w.write("inbox/a.txt", "the version that settled first\n")
+        try w.waitForCookie()
+        #expect(try w.queue().contains { $0.path == "inbox/a.txt" && $0.state == "pending" })
+        // Rewritten after it settled and before its run could start.
+        try w.write("inbox/a.txt", "the version written while the first waited\n")
+        try w.waitForCookie()
+        // Let the gate's run end: the queue moves on.
+        let writer = open(gate, O_WRONLY)
+        #expect(writer >= 0)
+        close(writer)
+        try w.waitUntilQueueIdle()
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+
+        let runs = w.fired().map { $0.split(separator: " ").map(String.init) }
+        for run in runs { #expect(run.count == 3 && run[1] == run[2], "a run read bytes other than its key's: \(run)") }
+        let newer = ContentHash(of: "the version written while the first waited\n").hex
+        #expect(runs.filter { $0.first == "inbox/a.txt" }.map { $0[1] } == [newer], "\(runs)")
+        let older = ContentHash(of: "the version that settled first\n").hex
+        #expect(try w.queue().first { $0.path == "inbox/a.txt" && $0.hash == older }?.state == "superseded")
+        w.stop()
+    }
+
+    @Test func aKillInTheMiddleOfABatchedCommitLosesAndDoublesNothing() throws {
+        let w = try WatchedWorkspace(triggers: [["pattern": "bulk/**", "name": "bulk", "relay": "research"]])
+        try FileManager.default.createDirectory(atPath: w.path("bulk"), withIntermediateDirectories: true)
+        // The test hook kills the daemon (SIGKILL) inside the transaction of several changes that
+        // brings the changes recorded to 200, after its rows are written and before its COMMIT.
+        try w.start(environment: ["RELAY_WATCH_TEST_DIE_IN_BATCH": "200"])
+        try burst(2000, in: w.path("bulk"))
+        try w.waitForExit()
+        #expect(w.daemon?.terminationReason == .uncaughtSignal && w.daemon?.terminationStatus == SIGKILL)
+        #expect(try w.queue().count < 2000, "the kill came after every batch: it proves nothing")
+        try w.start()
+        try w.waitForCookie()
+        var queued = try w.queue()
+        #expect(queued.count == 2000)
+        #expect(Set(queued.map(\.path)) == Set((0..<2000).map { "bulk/f\($0).txt" }))
+
+        // A kill -9 from outside while a second burst is being committed, at whatever point it lands.
+        try burst(3000, in: w.path("bulk"), prefix: "g")
+        let deadline = Date().addingTimeInterval(120)
+        while try w.queue().count == 2000 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        w.crash()
+        try w.waitForExit()
+        try w.start()
+        try w.waitForCookie()
+        queued = try w.queue()
+        #expect(queued.count == 5000)
+        #expect(Set(queued.map(\.path)).count == 5000, "a drop queued twice")
+        w.stop()
+    }
+
+    @Test func aBrokenRelayJSONSaveKeepsTheLastValidTriggersAndLogsWhy() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/*")])
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: w.path("other"), withIntermediateDirectories: true)
+        try w.start()
+        let valid = try #require(w.scratch.contents("relay.json"))
+        // Saved half-way: not JSON.
+        try w.write("relay.json", String(valid.prefix(valid.count / 2)))
+        try w.waitForCookie()
+        try w.write("inbox/a.txt", "still fires\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/a.txt"])
+        #expect(w.log().contains("relay.json changed but cannot be used; keeping the last valid triggers"), "\(w.log().suffix(2000))")
+        #expect(w.log().contains("relay.json:"), "the reason names the file and line: \(w.log().suffix(2000))")
+
+        // A valid save takes effect at once: the trigger now watches other/.
+        try w.write("relay.json", valid.replacingOccurrences(of: "\"inbox\\/*\"", with: "\"other\\/*\"").replacingOccurrences(of: "\"inbox/*\"", with: "\"other/*\""))
+        try w.waitForCookie()
+        #expect(w.log().contains("relay.json changed: triggers read again"), "\(w.log().suffix(2000))")
+        try w.write("inbox/b.txt", "no longer watched\n")
+        try w.write("other/c.txt", "watched now\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/a.txt", "other/c.txt"])
+        w.stop()
+    }
+
+    @Test func relayStatusShowsTheDaemonsResidentMemoryAndWakeUps() throws {
+        let w = try WatchedWorkspace(triggers: [])
+        try w.start()
+        let result = try w.scratch.relay(["status", "-w", w.root, "--json", "--sample-seconds", "0.5"])
+        #expect(result.status == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: result.standardOutput) as? [String: Any])
+        let footprint = try #require((root["watcher"] as? [String: Any])?["footprint"] as? [String: Any], "\(String(decoding: result.standardOutput, as: UTF8.self))")
+        #expect((footprint["residentKiB"] as? Int ?? 0) > 0)
+        #expect((footprint["peakResidentKiB"] as? Int ?? 0) >= (footprint["residentKiB"] as? Int ?? 0))
+        #expect(footprint["wakeupsPerSecond"] is Double || footprint["wakeupsPerSecond"] is Int)
+        let text = try w.scratch.relay(["status", "-w", w.root, "--sample-seconds", "0.2"])
+        let shown = String(decoding: text.standardOutput, as: UTF8.self)
+        #expect(shown.contains("MiB resident"), "\(shown)")
+        w.stop()
+    }
+}
