@@ -57,6 +57,8 @@ deps:
 	fi
 	@# The OpenAI Python SDK: a client nobody here wrote, for the HTTP API's tests (skipped without it).
 	@python3 -c "import openai" 2>/dev/null || python3 -m pip install -q openai || echo "WARNING: pip install openai failed — the OpenAI SDK test will be skipped"
+	@# The MCP Python SDK: a client nobody here wrote, for `relay mcp`'s tests (skipped without it).
+	@python3 -c "import mcp.client.stdio" 2>/dev/null || python3 -m pip install -q mcp || echo "WARNING: pip install mcp failed — the MCP SDK tests will be skipped"
 
 # The main job on the embedded default (SmolLM2-135M on llama-server): a relay of agents answers
 # from a person's notes, summarises a dropped file into Research/ and context.md, answers a

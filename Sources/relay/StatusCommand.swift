@@ -32,6 +32,8 @@ struct StatusCommand: ParsableCommand {
         /// Relay runs by state (done, running, interrupted, cancelled, failed, skipped).
         var runs: [String: Int]
         var openConflicts: Int
+        /// Bytes each kind of engine state takes in .relay/ (versions, runs, sync index, …).
+        var space: [String: Int]
     }
 
     func run() throws {
@@ -40,11 +42,14 @@ struct StatusCommand: ParsableCommand {
         let pid = DaemonLock.runningHolder("watch", in: workspace)
         let counts = try WatchService.queueCounts(workspace: workspace)
         var runs: [String: Int] = [:]
-        for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
+        // From the index of finished runs: only unfinished runs' journals are read.
+        for (state, count) in RunStore(workspace: workspace).stateCounts() { runs[state.rawValue] = count }
+        let space = workspace.stateUsage()
         let conflicts = FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         if json {
-            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs, openConflicts: conflicts))
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts), runs: runs, openConflicts: conflicts,
+                                        space: Dictionary(space.map { ($0.kind, $0.bytes) }, uniquingKeysWith: +)))
         }
         print("Workspace  \(status.root)")
         print("Replica    \(status.replicaID)   (layout \(status.formatVersion))")
@@ -66,6 +71,8 @@ struct StatusCommand: ParsableCommand {
         print("Runs       " + (runStates.isEmpty ? "none yet" : runStates.joined(separator: ", "))
               + (resumable > 0 ? "   (`relay resume --all` continues them)" : ""))
         print("Conflicts  " + (conflicts == 0 ? "none open" : "\(conflicts) open (`relay conflicts` lists them)"))
+        print("Space      " + (space.isEmpty ? "nothing yet" : space.map { "\($0.kind) \(formatBytes($0.bytes))" }.joined(separator: ", "))
+              + "   (`relay gc` prunes by relay.json's \"retention\")")
     }
 }
 

@@ -77,7 +77,9 @@ struct WatchCommand: AsyncParsableCommand {
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
             "relay.settle.ms": "\(configuration.settle.milliseconds)",
         ])
-        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing]
+        // A bad "retention" is a clear error now, not an hour from now.
+        _ = try RetentionPolicy.load(from: workspace)
+        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing, RetentionHousekeeping(workspace: workspace, logger: logger)]
         if let peerSync { services.append(peerSync) }
         if let httpConfiguration {
             do {
