@@ -110,6 +110,8 @@ bench:
 	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay-engine-bench"
 	@echo
 	python3 Tests/Benchmarks/relay-http-bench/http-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
+	@echo
+	python3 Tests/Benchmarks/relay-mcp-bench/mcp-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
 
 # The first sync of a whole tree alone (relay, rsync, Unison; issue 21's goal), e.g.
 # `make bench-first-sync FILES=100000 ROUNDS=1`: each round makes four trees of FILES files.

@@ -88,10 +88,11 @@ struct RetentionTests {
         #expect(pruned.contains(ContentHash(of: "version 5\n")))
         let restore = #expect(throws: WorkspaceError.self) { try workspace.restore("notes.md", version: String(ContentHash(of: "version 5\n").hex.prefix(10))) }
         #expect(restore?.message.contains("pruned by the retention policy") == true, "\(restore?.message ?? "")")
-        #expect(try workspace.restore("notes.md", version: String(ContentHash(of: "version 9995\n").hex.prefix(10))).size > 0)
 
         // A second gc finds nothing more to do.
         #expect(try workspace.pruneVersions(rule, protecting: [], now: later, dryRun: false).pruned.isEmpty)
+        // A kept version restores.
+        #expect(try workspace.restore("notes.md", version: String(ContentHash(of: "version 9995\n").hex.prefix(10))).size > 0)
     }
 
     @Test func protectedVersionsAndTheCurrentContentOfAnyFileAreNeverPruned() throws {
