@@ -43,8 +43,9 @@ struct StatusCommand: ParsableCommand {
         let counts = try WatchService.queueCounts(workspace: workspace)
         var runs: [String: Int] = [:]
         // From the index of finished runs: only unfinished runs' journals are read.
-        for (state, count) in RunStore(workspace: workspace).stateCounts() { runs[state.rawValue] = count }
-        let space = workspace.stateUsage()
+        let overview = RunStore(workspace: workspace).overview()
+        for (state, count) in overview.counts { runs[state.rawValue] = count }
+        let space = (workspace.stateUsage(skipping: ["runs"]) + [("runs", overview.bytes)]).filter { $0.bytes > 0 }.sorted { $0.bytes > $1.bytes }
         let conflicts = FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         if json {

@@ -73,9 +73,6 @@ extension RunStore {
         return hashes
     }
 
-    /// The bytes the run store takes on disk.
-    public func diskUsage() -> Int { Self.diskUsage(folder) }
-
     /// When run `id` started, from its id ("20261122-154012-ab12", UTC), in nanoseconds.
     static func startTime(ofID id: String) -> Int64? {
         let digits = Array(id.utf8.prefix(15))
@@ -91,41 +88,41 @@ extension RunStore {
     }
 
     /// The bytes a file or folder takes on disk (allocated blocks), links not followed.
-    static func diskUsage(_ path: String) -> Int {
-        var total = 0
-        let manager = FileManager.default
-        guard let enumerator = manager.enumerator(atPath: path) else { return 0 }
-        while let name = enumerator.nextObject() as? String {
-            if let attributes = try? manager.attributesOfItem(atPath: path + "/" + name), attributes[.type] as? FileAttributeType == .typeRegular {
-                total += (attributes[.size] as? Int) ?? 0
-            }
-        }
-        return total
-    }
+    static func diskUsage(_ path: String) -> Int { Workspace.diskUsage(path) }
 }
 
 extension RunStore {
-    /// The index of finished runs' states, `.relay/runs/finished.json` (id → state): a run that
-    /// is done or skipped stays so, so `relay status` reads the journal of a run once, not at
-    /// every call. Runs not finished are read each time (their state changes); ids no longer
-    /// in the store are dropped at the next write.
+    /// The index of finished runs, `.relay/runs/finished.json` (id → state and bytes on disk): a
+    /// run that is done or skipped stays so, so `relay status` reads a run's journal and sizes
+    /// its folder once, not at every call. Runs not finished are read each time (their state
+    /// changes); ids no longer in the store are dropped at the next write.
     var finishedIndex: String { folder + "/finished.json" }
 
-    /// How many runs are in each state (`relay status`), from the index where it can.
-    public func stateCounts() -> [RunSummary.State: Int] {
+    struct FinishedRun: Codable {
+        var state: RunSummary.State
+        var bytes: Int
+    }
+
+    /// How many runs are in each state, and the bytes the runs take (`relay status`), from the
+    /// index where it can.
+    public func overview() -> (counts: [RunSummary.State: Int], bytes: Int) {
         let ids = ids()
-        var known = (FileManager.default.contents(atPath: finishedIndex)).flatMap { try? JSONDecoder().decode([String: RunSummary.State].self, from: $0) } ?? [:]
+        var known = (FileManager.default.contents(atPath: finishedIndex)).flatMap { try? JSONDecoder().decode([String: FinishedRun].self, from: $0) } ?? [:]
         var counts: [RunSummary.State: Int] = [:]
+        var bytes = Self.diskUsage(folder + "/by-trigger") + Self.diskUsage(finishedIndex)
         var learned = false
         for id in ids {
-            if let state = known[id] {
-                counts[state, default: 0] += 1
+            if let run = known[id] {
+                counts[run.state, default: 0] += 1
+                bytes += run.bytes
                 continue
             }
             guard let state = try? summary(id).state else { continue }
             counts[state, default: 0] += 1
+            let size = Self.diskUsage(directory(id))
+            bytes += size
             if state == .done || state == .skipped {
-                known[id] = state
+                known[id] = FinishedRun(state: state, bytes: size)
                 learned = true
             }
         }
@@ -134,8 +131,8 @@ extension RunStore {
             known = known.filter { present.contains($0.key) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            if let bytes = try? encoder.encode(known) { try? StateFile.replace(finishedIndex, with: Array(bytes), durable: false) }
+            if let encoded = try? encoder.encode(known) { try? StateFile.replace(finishedIndex, with: Array(encoded), durable: false) }
         }
-        return counts
+        return (counts, bytes)
     }
 }

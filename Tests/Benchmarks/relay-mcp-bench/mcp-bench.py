@@ -32,7 +32,8 @@ def timed(command, repeat, **kwargs):
 
 
 def du(path):
-    return int(subprocess.run(["du", "-sb", path], capture_output=True, text=True, check=True).stdout.split()[0])
+    """Bytes on disk (allocated blocks), as the space a person would get back."""
+    return int(subprocess.run(["du", "-s", "-B1", path], capture_output=True, text=True, check=True).stdout.split()[0])
 
 
 class Session:
