@@ -46,9 +46,11 @@ public final class MCPServer: Service, Sendable {
     /// - parameter workspace: where the tools work; its writes start triggers, as a person's do.
     /// - parameter models: the model server for `ask`, made at the first `ask` (so a workspace
     ///   without a model configured still serves its files).
+    /// - parameter input: the file descriptor messages come in on (standard input), `output`
+    ///   the one they go out on (standard output).
     public init(
         workspace: Workspace, models: @escaping @Sendable () throws -> ModelProvider, logger: Logger, version: String = "0",
-        input: FileHandle = .standardInput, output: FileHandle = .standardOutput, pollInterval: Duration = .milliseconds(500)
+        input: CInt = 0, output: CInt = 1, pollInterval: Duration = .milliseconds(500)
     ) {
         var workspace = workspace
         workspace.writesTrigger = true

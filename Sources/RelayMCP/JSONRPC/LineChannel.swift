@@ -1,8 +1,10 @@
 import Foundation
 import Synchronization
+import WorkspaceCore
 
 /// MCP's stdio transport: newline-delimited messages in on one file, out on another.
 ///
+/// The reads and writes are WorkspaceCore's `Syscall`s (the one place system calls are made).
 /// Reading blocks, so it happens on a thread of its own and crosses into Swift concurrency as
 /// an `AsyncStream` of lines. Writing is serialised by a lock, so the responses of requests
 /// handled at the same time, and notifications, never interleave within a line. Nothing but
@@ -18,11 +20,11 @@ final class LineChannel: Sendable {
         case tooLong(Int)
     }
 
-    private let input: FileHandle
-    private let output: FileHandle
+    private let input: CInt
+    private let output: CInt
     private let writing = Mutex<Bool>(true)
 
-    init(input: FileHandle, output: FileHandle) {
+    init(input: CInt, output: CInt) {
         self.input = input
         self.output = output
     }
@@ -34,9 +36,11 @@ final class LineChannel: Sendable {
             let thread = Thread {
                 var buffer: [UInt8] = []
                 var skipping = 0  // bytes of an over-long line dropped so far
+                var block = [UInt8](repeating: 0, count: 1 << 16)
                 while true {
-                    let chunk = input.availableData
-                    if chunk.isEmpty { break }
+                    // One read: whatever the client has sent (a line may come in pieces).
+                    guard case .success(let count) = Syscall.read(input, into: &block), count > 0 else { break }
+                    let chunk = block[0..<count]
                     var start = chunk.startIndex
                     while let newline = chunk[start...].firstIndex(of: 10) {
                         if skipping > 0 {
@@ -73,7 +77,7 @@ final class LineChannel: Sendable {
     func send(_ line: [UInt8]) {
         writing.withLock { open in
             guard open else { return }
-            do { try output.write(contentsOf: Data(line)) } catch { open = false }
+            if case .failure = line.withUnsafeBytes({ Syscall.writeAll(output, $0) }) { open = false }
         }
     }
 }
