@@ -96,7 +96,9 @@ public final class MCPServer: Service, Sendable {
                         }
                     }
                 }
-                // The input ended: answer what was asked before it did.
+                // The input ended: answer what was asked before it did. On a shutdown (SIGTERM)
+                // a relay turn under way is stopped instead: its run stays resumable.
+                if Task.isShuttingDownGracefully { requests.cancelAll() }
                 await requests.waitForAll()
             }
             background.cancelAll()
