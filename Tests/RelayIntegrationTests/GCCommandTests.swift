@@ -64,4 +64,17 @@ import Testing
         #expect((space["versions"] ?? 0) > 0 && (space["version history"] ?? 0) > 0, "\(status.text)")
         #expect(try s.relay(["status", "-w", s.root]).text.contains("Space      "))
     }
+
+    @Test func theDaemonAppliesThePolicyByItself() throws {
+        let w = try WatchedWorkspace(triggers: [])
+        for n in 0..<6 { #expect(try w.scratch.relay(["fs", "write", "-w", w.root, "--no-durable", "notes.md"], input: "v\(n)\n").status == 0) }
+        try setRetention(w.scratch, ["versions": ["keepLast": 2, "keepWithinDays": 0]])
+        #expect(try objectCount(w.scratch) == 5)
+        try w.start(environment: ["RELAY_RETENTION_TEST_FIRST_MS": "0"])
+        let deadline = Date().addingTimeInterval(60)
+        while !w.log().contains("retention: pruned"), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(w.log().contains("retention: pruned"), "\(w.log().suffix(2000))")
+        #expect(try objectCount(w.scratch) == 2, "the daemon kept the two newest replaced versions")
+        w.stop()
+    }
 }

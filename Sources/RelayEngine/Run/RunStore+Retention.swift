@@ -27,14 +27,15 @@ extension RunStore {
         let times = ids.map { Self.startTime(ofID: $0) ?? Int64(now.timeIntervalSince1970 * 1e9) }
         let kept = rule.kept(times, now: Int64(now.timeIntervalSince1970 * 1e9))
         report.kept = kept.count
+        let finished = finishedRuns()
         for (index, id) in ids.enumerated() where !kept.contains(index) {
-            let state = (try? summary(id).state) ?? .interrupted
+            let state = finished[id]?.state ?? (try? summary(id).state) ?? .interrupted
             guard state == .done || state == .skipped else {
                 report.unfinished += 1
                 continue
             }
             report.pruned.append(id)
-            report.bytesFreed += Self.diskUsage(directory(id))
+            report.bytesFreed += finished[id]?.bytes ?? Self.diskUsage(directory(id))
             if !dryRun {
                 // The manifest first: without it the folder is no run (`ids` skips it), so a
                 // crash halfway leaves no half run behind, only bytes the next gc removes.
@@ -63,7 +64,8 @@ extension RunStore {
     /// run finds what it expects.
     public func versionsUnfinishedRunsNeed() throws -> Set<ContentHash> {
         var hashes = Set<ContentHash>()
-        for id in ids() {
+        let finished = finishedRuns()
+        for id in ids() where finished[id] == nil {
             guard let summary = try? summary(id), summary.state != .done, summary.state != .skipped else { continue }
             if let trigger = try? manifest(id).triggerHash, let hash = ContentHash(hex: trigger) { hashes.insert(hash) }
             for record in (try? records(id)) ?? [] {
@@ -103,11 +105,16 @@ extension RunStore {
         var bytes: Int
     }
 
+    /// The index as it is on disk (empty when there is none or it cannot be read).
+    func finishedRuns() -> [String: FinishedRun] {
+        FileManager.default.contents(atPath: finishedIndex).flatMap { try? JSONDecoder().decode([String: FinishedRun].self, from: $0) } ?? [:]
+    }
+
     /// How many runs are in each state, and the bytes the runs take (`relay status`), from the
     /// index where it can.
     public func overview() -> (counts: [RunSummary.State: Int], bytes: Int) {
         let ids = ids()
-        var known = (FileManager.default.contents(atPath: finishedIndex)).flatMap { try? JSONDecoder().decode([String: FinishedRun].self, from: $0) } ?? [:]
+        var known = finishedRuns()
         var counts: [RunSummary.State: Int] = [:]
         var bytes = Self.diskUsage(folder + "/by-trigger") + Self.diskUsage(finishedIndex)
         var learned = false
