@@ -57,6 +57,8 @@ deps:
 	fi
 	@# The OpenAI Python SDK: a client nobody here wrote, for the HTTP API's tests (skipped without it).
 	@python3 -c "import openai" 2>/dev/null || python3 -m pip install -q openai || echo "WARNING: pip install openai failed — the OpenAI SDK test will be skipped"
+	@# The MCP Python SDK: a client nobody here wrote, for `relay mcp`'s tests (skipped without it).
+	@python3 -c "import mcp.client.stdio" 2>/dev/null || python3 -m pip install -q mcp || echo "WARNING: pip install mcp failed — the MCP SDK tests will be skipped"
 
 # The main job on the embedded default (SmolLM2-135M on llama-server): a relay of agents answers
 # from a person's notes, summarises a dropped file into Research/ and context.md, answers a
@@ -108,6 +110,8 @@ bench:
 	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay-engine-bench"
 	@echo
 	python3 Tests/Benchmarks/relay-http-bench/http-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
+	@echo
+	python3 Tests/Benchmarks/relay-mcp-bench/mcp-bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/relay"
 
 # The first sync of a whole tree alone (relay, rsync, Unison; issue 21's goal), e.g.
 # `make bench-first-sync FILES=100000 ROUNDS=1`: each round makes four trees of FILES files.

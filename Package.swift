@@ -97,10 +97,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MCP (issue 30): `relay mcp`, the workspace's primitives as tools for other agents, over
+        // stdio. JSON-RPC by hand: the subset is small, and the official SDK would bring an
+        // unpinned branch dependency and its own 47 files into every clean CI build.
+        .target(
+            name: "RelayMCP",
+            dependencies: [
+                "WorkspaceCore", "RelayEngine", "LanguageModels",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "relay",
             dependencies: [
-                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer",
+                "WorkspaceCore", "WorkspaceWatcher", "WorkspaceSync", "LanguageModels", "RelayEngine", "RelayServer", "RelayMCP",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -17,7 +17,7 @@ struct Relay: AsyncParsableCommand {
               relay doctor
             """,
         version: "0.1.0",
-        subcommands: [InitCommand.self, AskCommand.self, AgentsCommand.self, RunsCommand.self, ResumeCommand.self, ReplayCommand.self, StatusCommand.self, WatchCommand.self, ServeCommand.self, ServiceCommand.self, SyncCommand.self, SyncServeCommand.self, ConflictsCommand.self, FSCommand.self, DoctorCommand.self]
+        subcommands: [InitCommand.self, AskCommand.self, AgentsCommand.self, RunsCommand.self, ResumeCommand.self, ReplayCommand.self, StatusCommand.self, WatchCommand.self, ServeCommand.self, ServiceCommand.self, SyncCommand.self, SyncServeCommand.self, ConflictsCommand.self, FSCommand.self, MCPCommand.self, GCCommand.self, DoctorCommand.self]
     )
 }
 

@@ -41,8 +41,7 @@ struct RunsCommand: AsyncParsableCommand {
             print(Self.detail(summary))
             return
         }
-        let all = try store.summaries()
-        let shown = Array(all.suffix(max(0, limit)))
+        let (shown, total) = try store.newestSummaries(limit)
         if json { return try printJSON(shown) }
         guard !shown.isEmpty else {
             print("no runs yet — `relay ask \"…\"` starts one, and so does a file dropped under `relay watch`")
@@ -55,7 +54,7 @@ struct RunsCommand: AsyncParsableCommand {
                          "\(summary.tokens)", Self.seconds(summary.milliseconds), String(request.prefix(48))])
         }
         print(Self.table(rows))
-        if all.count > shown.count { print(Terminal.paint("(\(all.count - shown.count) older runs; --limit shows more)", .dim, stream: 1)) }
+        if total > shown.count { print(Terminal.paint("(\(total - shown.count) older runs; --limit shows more)", .dim, stream: 1)) }
     }
 
     static func seconds(_ milliseconds: Int) -> String { String(format: "%.1f s", Double(milliseconds) / 1000) }

@@ -43,6 +43,8 @@ struct StatusCommand: ParsableCommand {
         var openConflicts: Int
         /// Peer syncs the daemon stopped and will not try again until a person releases them.
         var heldSyncs: [SyncHold]
+        /// Bytes each kind of engine state takes in .relay/ (versions, runs, sync index, …).
+        var space: [String: Int]
     }
 
     func run() throws {
@@ -52,13 +54,16 @@ struct StatusCommand: ParsableCommand {
         let counts = try WatchService.queueCounts(workspace: workspace)
         let footprint = pid.flatMap { DaemonFootprint.sample(pid: $0, over: max(0, sampleSeconds)) }
         var runs: [String: Int] = [:]
-        for summary in (try? RunStore(workspace: workspace).summaries()) ?? [] { runs[summary.state.rawValue, default: 0] += 1 }
+        // From the index of finished runs: only unfinished runs' journals are read.
+        let overview = RunStore(workspace: workspace).overview()
+        for (state, count) in overview.counts { runs[state.rawValue] = count }
+        let space = (workspace.stateUsage(skipping: ["runs"]) + [("runs", overview.bytes)]).filter { $0.bytes > 0 }.sorted { $0.bytes > $1.bytes }
         let conflicts = StateFile.exists(workspace.layout.state + "/sync.sqlite")
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         let holds = try SyncHold.all(in: workspace)
         if json {
             return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts, footprint: footprint), runs: runs,
-                                        openConflicts: conflicts, heldSyncs: holds))
+                                        openConflicts: conflicts, heldSyncs: holds, space: Dictionary(space.map { ($0.kind, $0.bytes) }, uniquingKeysWith: +)))
         }
         print("Workspace  \(status.root)")
         print("Replica    \(status.replicaID)   (layout \(status.formatVersion))")
@@ -88,6 +93,8 @@ struct StatusCommand: ParsableCommand {
             print("Peer sync  held with \(hold.peer) since \(hold.since): \(hold.reason)")
             print("           to release it: \(hold.release)")
         }
+        print("Space      " + (space.isEmpty ? "nothing yet" : space.map { "\($0.kind) \(formatBytes($0.bytes))" }.joined(separator: ", "))
+              + "   (`relay gc` prunes by relay.json's \"retention\")")
     }
 }
 

@@ -78,7 +78,11 @@ struct WatchCommand: AsyncParsableCommand {
             "relay.root": "\(workspace.root)", "relay.triggers": "\(configuration.rules.count)",
             "relay.settle.ms": "\(configuration.settle.milliseconds)",
         ])
-        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing]
+        // A bad "retention" is a clear error now, not an hour from now.
+        _ = try RetentionPolicy.load(from: workspace)
+        var housekeeping = RetentionHousekeeping(workspace: workspace, logger: logger)
+        if let first = ProcessInfo.processInfo.environment["RELAY_RETENTION_TEST_FIRST_MS"].flatMap(Int.init) { housekeeping.first = .milliseconds(first) }
+        var services: [any Service] = [WatchDaemon(service: service), ResumeAtStart(runs: runs), syncthing, housekeeping]
         if let peerSync { services.append(peerSync) }
         if let httpConfiguration {
             do {

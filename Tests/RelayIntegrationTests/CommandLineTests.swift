@@ -161,7 +161,7 @@ struct HelpTests {
     static let commands: [[String]] = [
         [], ["init"], ["status"], ["watch"], ["sync"], ["conflicts"], ["fs"], ["fs", "write"], ["fs", "append"], ["fs", "read"], ["fs", "ls"],
         ["fs", "update"], ["fs", "lock"], ["fs", "history"], ["fs", "restore"], ["doctor"],
-        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"], ["serve"], ["service"], ["service", "install"],
+        ["ask"], ["agents"], ["runs"], ["resume"], ["replay"], ["serve"], ["service"], ["service", "install"], ["mcp"], ["gc"],
     ]
 
     @Test(arguments: commands)

@@ -40,7 +40,7 @@ public struct RetrievedLine: Sendable, Codable, Equatable {
 /// let hits = WorkspaceSearch(workspace: workspace).lines(matching: "When does the tea shop open?")
 /// // [RetrievedLine(path: "Journal/user/2026-11-22.md", line: 3, text: "The tea shop opens at 9.", …)]
 /// ```
-struct WorkspaceSearch {
+public struct WorkspaceSearch: Sendable {
     let workspace: Workspace
 
     /// Files larger than this are not searched (a dropped book is summarised, not searched).
@@ -55,14 +55,14 @@ struct WorkspaceSearch {
     /// The weight of lines in `Chats/*.md`.
     static let chatWeight = 0.5
 
-    init(workspace: Workspace) { self.workspace = workspace }
+    public init(workspace: Workspace) { self.workspace = workspace }
 
     /// The lines best matching `query`, best first (ties: path then line, so results are deterministic).
     ///
     /// - parameter context: more words that count a third as much as the query's (a follow-up's
     ///   previous message: "And when does it open?" is about what that message named).
     /// - parameter excluding: paths (relative) not to search, such as the file being summarised.
-    func lines(matching query: String, context: String? = nil, limit: Int = 8, excluding: Set<String> = []) -> [RetrievedLine] {
+    public func lines(matching query: String, context: String? = nil, limit: Int = 8, excluding: Set<String> = []) -> [RetrievedLine] {
         var factors: [String: Double] = [:]
         for term in context.map({ SearchTerms.terms(of: $0) }) ?? [] { factors[term] = AnswerEvidence.previousFactor }
         for term in SearchTerms.terms(of: query) { factors[term] = 1 }

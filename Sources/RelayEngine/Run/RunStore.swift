@@ -114,6 +114,13 @@ public struct RunStore: Sendable {
         try ids().map { try summary($0) }
     }
 
+    /// The newest `limit` runs, oldest first, and how many runs there are. Only those runs'
+    /// files are read (ids sort by age), so a long history costs a directory listing.
+    public func newestSummaries(_ limit: Int) throws -> (runs: [RunSummary], total: Int) {
+        let all = ids()
+        return (try all.suffix(max(0, limit)).map { try summary($0) }, all.count)
+    }
+
     public func summary(_ id: String) throws -> RunSummary {
         let manifest = try manifest(id)
         let records = try self.records(manifest.id)

@@ -67,6 +67,10 @@ extension Workspace {
             return hashes
         }.filter { $0.hex.hasPrefix(prefix) && objects.contains($0) })
         guard let hash = candidates.first else {
+            let named = Set(records.compactMap(\.replaced) + records.map(\.installed)).filter { $0.hex.hasPrefix(prefix) }
+            if let pruned = try prunedVersions().intersection(named).first {
+                throw WorkspaceError(.versionNotFound, "\(path): version \(pruned.short) was pruned by the retention policy (relay.json \"retention\", `relay gc`); `relay fs history \(path)` lists the versions still kept", path: path)
+            }
             throw WorkspaceError(.versionNotFound, "\(path): no stored version starts with '\(version)'; `relay fs history \(path)` lists them", path: path)
         }
         guard candidates.count == 1 else {

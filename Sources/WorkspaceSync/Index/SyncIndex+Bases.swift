@@ -56,3 +56,22 @@ extension SyncIndex {
         }
     }
 }
+
+extension SyncIndex {
+    /// The versions retention must never prune for sync's sake (`relay gc`): every merge base
+    /// recorded with any peer (the base of the next three-way merge), both sides of a conflict
+    /// whose copy is still in the workspace, and the last content the index saw of every live
+    /// file.
+    public func versionsToKeep() throws -> Set<String> {
+        var hashes = Set(try statement("SELECT DISTINCT hash FROM bases").rows([]) { $0.text(0) })
+        hashes.formUnion(try statement("SELECT hash FROM files WHERE deleted = 0").rows([]) { $0.text(0) })
+        let open = Set(try openConflicts().map(\.copy))
+        for (copy, kept, copied) in try database.prepare("SELECT copy, kept, copied FROM conflicts").rows([], { ($0.text(0), $0.text(1), $0.text(2)) })
+        where open.contains(copy) {
+            hashes.insert(kept)
+            hashes.insert(copied)
+        }
+        hashes.remove("")
+        return hashes
+    }
+}

@@ -50,7 +50,7 @@ public struct WatchConfiguration: Sendable, Equatable {
     }
 
     /// The top-level fields relay.json may have.
-    public static let topLevelFields = ["version", "model", "relays", "triggers", "watch", "sync"]
+    public static let topLevelFields = ["version", "model", "relays", "triggers", "watch", "sync", "retention"]
 
     /// Reads `relay.json` in the workspace (no file: no triggers).
     ///

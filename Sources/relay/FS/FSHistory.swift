@@ -21,9 +21,16 @@ struct FSHistory: ParsableCommand {
     @Flag(help: "Print one JSON object per replacement.") var json = false
 
     func run() throws {
-        let records = try options.open().history(target.path)
+        let workspace = try options.open()
+        let records = try workspace.history(target.path)
+        // A version the retention policy pruned is still listed, marked (`relay gc`).
+        let prunedVersions = try workspace.prunedVersions()
+        func pruned(_ record: VersionRecord) -> Bool {
+            guard let replaced = record.replaced, record.replacedStored else { return false }
+            return prunedVersions.contains(replaced) && !workspace.objects.contains(replaced)
+        }
         if json {
-            for record in records { try printJSON(record) }
+            for record in records { try printHistoryLine(record, pruned: pruned(record)) }
             return
         }
         if records.isEmpty {
@@ -36,8 +43,16 @@ struct FSHistory: ParsableCommand {
                 print("\(when)  created by \(record.operation) as \(record.installed.short)")
                 continue
             }
-            let kept = record.replacedStored ? "" : "  (too large, not kept)"
+            let kept = pruned(record) ? "  (pruned by the retention policy)" : record.replacedStored ? "" : "  (too large, not kept)"
             print("\(when)  \(replaced.short)  \(formatBytes(record.replacedSize ?? 0)) replaced by \(record.operation) with \(record.installed.short)\(kept)")
         }
     }
+}
+
+/// A history line for `--json`: the record's fields, and `"pruned": true` for a version the
+/// retention policy pruned.
+func printHistoryLine(_ record: VersionRecord, pruned: Bool) throws {
+    var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(record)) as? [String: Any] ?? [:]
+    object["pruned"] = pruned
+    Terminal.standardOutput(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) + [10])
 }
