@@ -17,11 +17,11 @@ import ServiceLifecycle
 /// ```
 public struct RelayHTTPServer: Service {
     public let configuration: ServerConfiguration
-    let engine: RelayEngine
+    let engine: RelayRunner
     let logger: Logger
 
     /// - throws: ``APIError`` `.configuration` for a non-loopback address without a token.
-    public init(engine: RelayEngine, configuration: ServerConfiguration, logger: Logger) throws {
+    public init(engine: RelayRunner, configuration: ServerConfiguration, logger: Logger) throws {
         try configuration.validate()
         self.engine = engine
         self.configuration = configuration

@@ -50,7 +50,7 @@ struct AskCommand: AsyncParsableCommand {
         let workspace = try options.open()
         var text = message.joined(separator: " ")
         if text == "-" { text = String(decoding: try Terminal.readStandardInput(), as: UTF8.self) }
-        let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace, model: model, logger: RelayLogging.logger), logger: RelayLogging.logger)
+        let engine = RelayRunner(workspace: workspace, models: try .forWorkspace(workspace, model: model, logger: RelayLogging.logger), logger: RelayLogging.logger)
         let manifest = try engine.prepare(ask: text, relay: relay, agent: agent, conversation: chat)
         let chatView = GroupChat(style: GroupChat.style(json: json))
         try await RunInTerminal.run(engine, id: manifest.id, chat: chatView)

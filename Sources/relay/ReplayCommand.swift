@@ -38,7 +38,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let workspace = try options.open()
-        let engine = RelayEngine(workspace: workspace, models: ModelProvider(description: "replay") { _ in
+        let engine = RelayRunner(workspace: workspace, models: ModelProvider(description: "replay") { _ in
             throw RelayError(.usage, "replay asks no model")
         }, logger: RelayLogging.logger)
         let id = try engine.store.resolveID(run)

@@ -35,7 +35,7 @@ struct ResumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let workspace = try options.open()
-        let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace, logger: RelayLogging.logger), logger: RelayLogging.logger)
+        let engine = RelayRunner(workspace: workspace, models: try .forWorkspace(workspace, logger: RelayLogging.logger), logger: RelayLogging.logger)
         let ids: [String]
         if let run {
             let id = try engine.store.resolveID(run)

@@ -71,7 +71,7 @@ struct WatchCommand: AsyncParsableCommand {
             syncthing.changed(paths)
         }
         let keeper = RosterKeeper { warning in logger.warning("\(warning)") }
-        let engine = RelayEngine(workspace: workspace, models: try .forWorkspace(workspace, logger: logger), logger: logger, rosterKeeper: keeper)
+        let engine = RelayRunner(workspace: workspace, models: try .forWorkspace(workspace, logger: logger), logger: logger, rosterKeeper: keeper)
         let runs = DaemonRuns(engine: engine, logger: logger)
         let service = WatchService(workspace: workspace, configuration: configuration, launcher: runs, logger: logger, options: serviceOptions)
         logger.notice("relay watch started", metadata: [

@@ -67,7 +67,7 @@ import WorkspaceCore
 
     /// `days` days before today, as the engine counts today.
     static func day(_ days: Int) -> String {
-        let today = RelayEngine.localDateAndTime(Date()).0
+        let today = RelayRunner.localDateAndTime(Date()).0
         return DayWords.string(DayWords.calendar.date(byAdding: .day, value: -days, to: DayWords.date(today)!)!)
     }
 

@@ -199,11 +199,11 @@ import WorkspaceCore
               {"turn": "now", "role": "user", "text": "d"}
             ]}
             """
-        let three = RelayEngine.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 3)
+        let three = RelayRunner.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 3)
         #expect(three["w"] == [RunManifest.Exchange(message: "c", answer: "C")])
-        let all = RelayEngine.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 100)
+        let all = RelayRunner.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 100)
         #expect(all["w"]?.map(\.message) == ["a", "b", "c"])
-        #expect(RelayEngine.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 1).isEmpty)
+        #expect(RelayRunner.histories(inTranscript: transcript, agents: ["w"], excludingTurn: "now", maxMessages: 1).isEmpty)
     }
 
     @Test func aRoutedRunReplaysWithTheSameSelection() async throws {

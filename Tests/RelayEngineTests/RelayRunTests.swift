@@ -262,7 +262,7 @@ import WorkspaceCore
                                                                                          with: #""systemPrompt": "You are Wren. Write.", "order": 2, "model": "bigger-model","#))
         let asked = LockedBox<[RelayEvent]>([])
         let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
-        let engine = RelayEngine(workspace: scratch.workspace, models: ModelProvider(description: "test") { name in
+        let engine = RelayRunner(workspace: scratch.workspace, models: ModelProvider(description: "test") { name in
             asked.mutate { $0.append(.note(name ?? "default")) }
             return model
         })

@@ -184,7 +184,7 @@ import WorkspaceCore
         var workspace = scratch.workspace
         workspace.durable = true
         let model = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
-        let engine = RelayEngine(workspace: workspace, models: .single(model))
+        let engine = RelayRunner(workspace: workspace, models: .single(model))
         let manifest = try engine.prepare(ask: "Llamas?")
         let store = RunStore(workspace: workspace)
         let runFolder = (store.journalPath(manifest.id) as NSString).deletingLastPathComponent
@@ -203,7 +203,7 @@ import WorkspaceCore
         #expect(try store.summary(manifest.id).state != .done)
 
         let rest = TestModel([.text("plan"), .text("facts"), .text("draft"), .text("APPROVED")])
-        try await RelayEngine(workspace: workspace, models: .single(rest)).execute(manifest.id) { _ in }
+        try await RelayRunner(workspace: workspace, models: .single(rest)).execute(manifest.id) { _ in }
         #expect(try store.summary(manifest.id).state == .done)
     }
 
@@ -215,7 +215,7 @@ import WorkspaceCore
         try FileManager.default.createDirectory(atPath: runs, withIntermediateDirectories: true)
         FsyncFaults.fail(under: runs)
         defer { FsyncFaults.clear(under: runs) }
-        let engine = RelayEngine(workspace: workspace, models: .single(TestModel([])))
+        let engine = RelayRunner(workspace: workspace, models: .single(TestModel([])))
         #expect(throws: RelayError.self) { try engine.prepare(ask: "Llamas?") }
         #expect(RunStore(workspace: workspace).ids().isEmpty)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).filter { !$0.hasPrefix(".") && $0 != "by-trigger" }.isEmpty)

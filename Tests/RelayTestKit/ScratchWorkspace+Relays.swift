@@ -40,11 +40,11 @@ extension ScratchWorkspace {
         return scratch
     }
 
-    public func engine(_ model: any LanguageModel) -> RelayEngine { RelayEngine(workspace: workspace, models: .single(model)) }
+    public func engine(_ model: any LanguageModel) -> RelayRunner { RelayRunner(workspace: workspace, models: .single(model)) }
 
     /// Runs to the end and returns the events.
     @discardableResult
-    public func run(_ engine: RelayEngine, _ id: String) async throws -> [RelayEvent] {
+    public func run(_ engine: RelayRunner, _ id: String) async throws -> [RelayEvent] {
         let box = LockedBox<[RelayEvent]>([])
         try await engine.execute(id) { event in box.mutate { $0.append(event) } }
         return box.value

@@ -68,7 +68,7 @@ extension RunExecutor {
         }
         guard let lines = answerLines(agent, part: part) else { return "" }
         // A run recorded before requests had kinds: its question answered as a lookup.
-        var analysis = RequestRules.analyse(manifest.requestLead, today: RelayEngine.today(manifest.localDate))
+        var analysis = RequestRules.analyse(manifest.requestLead, today: RelayRunner.today(manifest.localDate))
         analysis.kind = .lookup
         analysis.value = RequestRules.value(asked: " " + RequestRules.words(of: manifest.requestLead).joined(separator: " ") + " ")
         return try await answerLookup(step, agent: agent, part: part, budget: budget, analysis: analysis, lines: lines, restored: restored, tally: &tally)

@@ -11,10 +11,10 @@ import ServiceLifecycle
 /// The watcher calls `run(relay:path:hash:)` through its `RelayLauncher` protocol (the
 /// executable declares the conformance: the engine and the watcher do not import each other).
 public struct DaemonRuns: Sendable {
-    public let engine: RelayEngine
+    public let engine: RelayRunner
     let logger: Logger
 
-    public init(engine: RelayEngine, logger: Logger) {
+    public init(engine: RelayRunner, logger: Logger) {
         self.engine = engine
         self.logger = logger
     }

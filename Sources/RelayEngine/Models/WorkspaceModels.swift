@@ -12,7 +12,7 @@ import WorkspaceCore
 /// For example:
 /// ```swift
 /// let models = try WorkspaceModels(workspace: workspace, model: "llama3.2")
-/// let engine = RelayEngine(workspace: workspace, models: try models.provider(logger: logger), logger: logger)
+/// let engine = RelayRunner(workspace: workspace, models: try models.provider(logger: logger), logger: logger)
 /// ```
 public struct WorkspaceModels: Sendable {
     /// The configuration in force: relay.json's (or the defaults), overrides applied.

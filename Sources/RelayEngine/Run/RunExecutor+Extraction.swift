@@ -20,7 +20,7 @@ extension RunExecutor {
     static let mostListLines = 10
 
     /// How many of the run's evidence lines `agent` is shown: its `retrieve`, or all of them
-    /// (up to `RelayEngine.mostEvidence`) for a request whose answer is several lines.
+    /// (up to `RelayRunner.mostEvidence`) for a request whose answer is several lines.
     func evidenceCount(for agent: AgentDefinition) -> Int {
         let count = agent.retrieve ?? 0
         guard count > 0, let kind = manifest.analysis?.kind, [.list, .summarise, .compare, .compute].contains(kind) else { return count }

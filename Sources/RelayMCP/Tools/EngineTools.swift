@@ -49,7 +49,7 @@ enum EngineTools {
             ]),
             hints: .init(openWorld: true)
         ) { arguments in
-            let engine = RelayEngine(workspace: workspace, models: try models(), logger: logger)
+            let engine = RelayRunner(workspace: workspace, models: try models(), logger: logger)
             let manifest = try engine.prepare(ask: try arguments.string("message"), relay: try arguments.optionalString("relay"),
                                               agent: try arguments.optionalString("agent"), conversation: try arguments.optionalString("chat"))
             let ending = Ending()

@@ -13,7 +13,7 @@ import WorkspaceCore
 ///   has answered yet (written in an editor, or just sent), and the id of a run of this chat
 ///   still going.
 struct ChatRoutes {
-    let engine: RelayEngine
+    let engine: RelayRunner
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/chats") { _, _ in
@@ -43,7 +43,7 @@ struct ChatRoutes {
             }
             let running = (try? engine.store.summaries())?.last { $0.chatFile == "Chats/\(name).md" && $0.state == .running }?.id
             var body: [String: Any] = ["name": name, "messages": messages]
-            body["unanswered"] = chatText.flatMap(RelayEngine.unansweredMessage(inChat:)) ?? NSNull()
+            body["unanswered"] = chatText.flatMap(RelayRunner.unansweredMessage(inChat:)) ?? NSNull()
             body["running"] = running ?? NSNull()
             return JSONBody.response(body)
         }

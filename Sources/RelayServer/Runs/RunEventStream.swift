@@ -17,7 +17,7 @@ import ServiceLifecycle
 struct RunEventStream: Sendable {
     let runID: String
     let after: Int
-    let engine: RelayEngine
+    let engine: RelayRunner
     let hub: RunHub
 
     func write(to writer: inout any ResponseBodyWriter) async throws {

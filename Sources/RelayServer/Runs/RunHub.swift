@@ -18,10 +18,10 @@ final class RunHub: @unchecked Sendable {
     private let lock = NSLock()
     private var running: [String: Running] = [:]
     private var stopping = false
-    let engine: RelayEngine
+    let engine: RelayRunner
     let logger: Logger
 
-    init(engine: RelayEngine, logger: Logger) {
+    init(engine: RelayRunner, logger: Logger) {
         self.engine = engine
         self.logger = logger
     }

@@ -27,7 +27,7 @@ struct TurnOutcome: Sendable {
 /// Starts and runs turns on the daemon's engine. A graceful shutdown (SIGTERM) cancels a
 /// running turn; the engine leaves it interrupted, and the daemon's next start resumes it.
 struct RelayTurns: Sendable {
-    let engine: RelayEngine
+    let engine: RelayRunner
 
     /// Writes the run's manifest (nothing asked yet); errors are the request's fault.
     func prepare(_ request: TurnRequest) throws -> RunManifest {

@@ -6,7 +6,7 @@ import CRelaySystem
 import Glibc
 import SystemPackage
 
-/// `package`: RelayEngine and WorkspaceSync make their system calls here too (the sync protocol's
+/// `package`: RelayRunner and WorkspaceSync make their system calls here too (the sync protocol's
 /// pipes, state files), not public API.
 package enum Syscall {
     /// Runs `body` until it stops failing with EINTR; -1 becomes the current errno.

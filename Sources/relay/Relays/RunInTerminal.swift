@@ -7,7 +7,7 @@ import RelayEngine
 /// Runs a run with its group chat on the terminal; Ctrl-C or SIGTERM stop it cleanly (the
 /// model request is cancelled, nothing half-written stays) and leave it resumable.
 enum RunInTerminal {
-    static func run(_ engine: RelayEngine, id: String, chat: GroupChat) async throws {
+    static func run(_ engine: RelayRunner, id: String, chat: GroupChat) async throws {
         let task = Task {
             try await engine.execute(id) { chat.show($0) }
         }

@@ -56,7 +56,7 @@ func seconds(_ duration: Duration) -> Double {
 func engineOverhead(durable: Bool) async throws -> (engine: Double, bare: Double) {
     let (workspace, base) = try scratchWorkspace(durable: durable)
     defer { try? FileManager.default.removeItem(atPath: base) }
-    let engine = RelayEngine(workspace: workspace, models: .single(InstantModel()))
+    let engine = RelayRunner(workspace: workspace, models: .single(InstantModel()))
     // Warm up (first file creations, caches).
     let warm = try engine.prepare(ask: "warm up", conversation: "bench")
     try await engine.execute(warm.id) { _ in }
@@ -186,7 +186,7 @@ for parallel in [1, 2, 4] {
     let (workspace, base) = try scratchWorkspace(durable: true)
     defer { try? FileManager.default.removeItem(atPath: base) }
     try writePlanRelay(workspace, workers: planWorkers, parallel: parallel)
-    let engine = RelayEngine(workspace: workspace, models: .single(delayed))
+    let engine = RelayRunner(workspace: workspace, models: .single(delayed))
     var wall = 0.0, sum = 0.0, most = 0.0, fanOut = 0.0
     for turn in 0..<planTurns {
         let manifest = try engine.prepare(ask: "Tell me about llamas, turn \(turn)", relay: "plan", conversation: "plan-bench-\(turn)")
@@ -230,7 +230,7 @@ let (workspace, base) = try scratchWorkspace(durable: true)
 defer { try? FileManager.default.removeItem(atPath: base) }
 let embeddedRoster = WorkspaceTemplate.embedded.files.first { $0.path == "AgentConfiguration.json" }!
 try workspace.write("AgentConfiguration.json", bytes: embeddedRoster.bytes)
-let engine = RelayEngine(workspace: workspace, models: .single(local))
+let engine = RelayRunner(workspace: workspace, models: .single(local))
 let turns = Int(environment["RELAY_BENCH_TURNS"] ?? "") ?? 3
 // RELAY_BENCH_RELAY_TURNS=0 skips the template's turn (its direct re-send has no schema, so on a
 // busy machine a reply can run to its token limit) and goes on to the plan relay.
@@ -278,7 +278,7 @@ for parallel in [1, 2] {
     let (planSpace, planBase) = try scratchWorkspace(durable: true)
     defer { try? FileManager.default.removeItem(atPath: planBase) }
     try writePlanRelay(planSpace, workers: planWorkers, parallel: parallel, roster: localPlanRoster)
-    let planEngine = RelayEngine(workspace: planSpace, models: .single(local))
+    let planEngine = RelayRunner(workspace: planSpace, models: .single(local))
     var wall = 0.0, sum = 0.0, fanOut = 0.0, tokens = 0, workerTokens = 0
     for turn in 0..<turns {
         let manifest = try planEngine.prepare(ask: planRequest, relay: "plan", conversation: "plan-local-\(turn)")

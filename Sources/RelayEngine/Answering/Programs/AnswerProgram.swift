@@ -8,7 +8,7 @@ import LanguageModels
 /// a list with its sources, and saying "the workspace does not say" when the evidence does not.
 ///
 /// Where a new kind goes: a case in ``RequestKind``, its rules in ``RequestRules``, where its
-/// evidence comes from in `RelayEngine.retrieve`, and a file here with its program.
+/// evidence comes from in `RelayRunner.retrieve`, and a file here with its program.
 extension RunExecutor {
     /// The text every answer the notes cannot give starts with (the evaluation looks for it).
     static let notFoundOpening = "The workspace does not say"

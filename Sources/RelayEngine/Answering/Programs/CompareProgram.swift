@@ -8,7 +8,7 @@ extension RunExecutor {
         let question = evidenceQuestion
         if let gap = unsupported(by: lines) { return gap }
         let operation = analysis.operation ?? .lowest
-        let today = RelayEngine.today(manifest.localDate)
+        let today = RelayRunner.today(manifest.localDate)
         var items: [(value: Double, shown: String, line: Int)] = []
         if operation == .earliest || operation == .latest {
             for (index, line) in lines.enumerated() {

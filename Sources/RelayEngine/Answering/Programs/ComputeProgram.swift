@@ -90,7 +90,7 @@ extension RunExecutor {
 
     /// Days between the two dates the request or its lines give ("until" a date counts from today).
     private func daysBetween(question: String, lines: [SourcedLine]) -> String {
-        let today = RelayEngine.today(manifest.localDate)
+        let today = RelayRunner.today(manifest.localDate)
         var dates: [(day: Date, shown: String, source: String?)] = []
         for claim in Claims.extract(from: question) where claim.kind == .date {
             if let day = DayWords.parse(claim.text, today: today) { dates.append((day, claim.text, nil)) }

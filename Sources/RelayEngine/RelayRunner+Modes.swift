@@ -5,7 +5,7 @@ import WorkspaceCore
 /// What a run's manifest records of its relay's shape (issue 19): the mode and its settings,
 /// the message's @mentions, and — for a routed relay — each agent's earlier exchanges in the
 /// chat. All of it is fixed at prepare time, so a resumed or replayed run sees the same.
-extension RelayEngine {
+extension RelayRunner {
     /// The @mentions of a message among a relay's agents — the one function the chat files,
     /// `relay ask` and the HTTP API share.
     ///
@@ -89,7 +89,7 @@ extension RelayEngine {
     }
 }
 
-extension RelayEngine {
+extension RelayRunner {
     /// The person's newest message in the text of a chat file (`Chats/NAME.md`) that no turn has
     /// answered yet: what they wrote after the last turn's end marker; nil when there is none.
     public static func unansweredMessage(inChat text: String) -> String? {

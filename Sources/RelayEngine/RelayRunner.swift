@@ -8,13 +8,13 @@ import WorkspaceCore
 ///
 /// For example:
 /// ```swift
-/// let engine = RelayEngine(workspace: workspace, models: .single(model))
+/// let engine = RelayRunner(workspace: workspace, models: .single(model))
 /// let manifest = try engine.prepare(ask: "Plan a weekend in Lisbon")
 /// for try await event in engine.run(manifest.id) {
 ///     if case .textDelta(_, _, let text) = event { print(text, terminator: "") }
 /// }
 /// ```
-public struct RelayEngine: Sendable {
+public struct RelayRunner: Sendable {
     public var workspace: Workspace
     public var models: ModelProvider
     public var logger: Logger

@@ -1,7 +1,7 @@
 import Foundation
 import WorkspaceCore
 
-extension RelayEngine {
+extension RelayRunner {
     /// The evidence for the request: the workspace lines that best match it (and, for a
     /// follow-up, the previous message), or — when its kind says where to look — the lines the
     /// workspace's structure gives (the open tasks, the notes of the days asked about, every row

@@ -5,7 +5,7 @@ import WorkspaceCore
 
 /// Preparing runs: a question from `relay ask` or a chat file, a file dropped under a trigger —
 /// everything a run starts from, written to `run.json` before the first model call.
-extension RelayEngine {
+extension RelayRunner {
     // MARK: Preparing runs
 
     /// A run for `relay ask`: `message` to the relay (default: `chat`), or to one agent.
