@@ -65,12 +65,13 @@ enum DayWords {
         return String(stem.prefix(10))
     }
 
-    /// "Tue 24 Nov": how a summary heads a day.
+    /// "Tuesday 24 November": how a summary heads a day (in words the notes use: "Nov" would be
+    /// a word no note holds).
     static func shown(_ day: String) -> String {
         guard let value = date(day) else { return day }
         let weekday = (calendar.component(.weekday, from: value) + 5) % 7
         let month = months[calendar.component(.month, from: value) - 1]
-        return "\(weekdays[weekday].prefix(3).capitalized) \(calendar.component(.day, from: value)) \(month.prefix(3).capitalized)"
+        return "\(weekdays[weekday].capitalized) \(calendar.component(.day, from: value)) \(month.capitalized)"
     }
 
     static let calendar: Calendar = {

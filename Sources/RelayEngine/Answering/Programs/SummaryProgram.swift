@@ -30,7 +30,7 @@ extension RunExecutor {
         if analysis.count != nil || dayCount == 0 {
             return chosen.map { Self.bullet(lines[$0]) }.joined(separator: "\n")
         }
-        // A bullet per day, its lines joined: "- Tue 24 Nov: Called the vet. Paid the rent. (Journal/user/2026-11-24.md)".
+        // A bullet per day, its lines joined: "- Tuesday 24 November: Called the vet. Paid the rent. (Journal/user/2026-11-24.md)".
         var order: [String] = []
         var byDay: [String: [Int]] = [:]
         for index in chosen {
