@@ -84,6 +84,12 @@ import Testing
         #expect(Self.kind(request) == .draft, "\(request)")
     }
 
+    @Test func everyAsATimeWordAndItAsTheQuestionsSubjectChangeNothing() {
+        #expect(Self.kind("Who made the stew every winter?") == .lookup)
+        #expect(RequestRules.refersBack("What is his email address?"))
+        #expect(!RequestRules.refersBack("How much does it cost?"), "it: the previous question's subject, not its answer")
+    }
+
     @Test func aPoemIsNoDraftAndAnImperativeOfNoKnownKindIsOther() {
         #expect(Self.kind("Write a poem about autumn") == .other)
         #expect(Self.kind("Translate hello into French") == .other)

@@ -65,7 +65,7 @@ enum RequestRules {
     /// Openings and phrases of a request for every matching item.
     static let listOpenings: Set<String> = ["list", "enumerate", "itemise", "itemize"]
     static let listPhrases: [String] = [
-        "list ", "all of them", "what are all", "which are all", "all the", "every ", "each of", "what are my", "what are the", "which ones",
+        "list ", "all of them", "what are all", "which are all", "all the", "each of", "what are my", "what are the", "which ones",
         "what else", "name all", "name every", "anything i", "what things", "what do i have to", "what is on my", "what's on my",
         "to-do", "todo", "to do list", "to do", "still need to", "need to do", "have to do", "left to do", "open tasks", "my tasks",
         "chores", "errands", "what should i", "what must i", "what do i still",
@@ -233,9 +233,11 @@ enum RequestRules {
         valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
     }
 
-    /// Pronouns that point back to what the previous answer named: a follow-up ("What is his
-    /// email address?") is about that person or thing.
-    static let backReferences: Set<String> = ["he", "she", "him", "her", "his", "hers", "they", "them", "their", "theirs", "it", "its", "that", "there"]
+    /// Pronouns that point back to whom (or where) the previous answer named: a follow-up ("What
+    /// is his email address?") is about that person. "It" and "that" point back to what the
+    /// previous *question* was about ("Which company makes the robot?" — "How much does it
+    /// cost?"), which the search already weighs through the previous message.
+    static let backReferences: Set<String> = ["he", "she", "him", "her", "his", "hers", "they", "them", "their", "theirs", "there"]
 
     /// Words that make a request about the person's own workspace.
     static let firstPerson: Set<String> = ["i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us", "our", "ours"]
