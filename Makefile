@@ -69,10 +69,13 @@ demo: deps build model
 	step() { printf '\n\033[1m▶ %s\033[0m\n' "$$*"; }; \
 	step "relay init: a workspace from the template"; "$$R" init "$$W"; \
 	step "a person's note in Journal/user/, then relay ask: Remy finds the line, Wren answers from it, Vera checks"; \
-	printf '# Sunday\n\n- Bought a new kettle and oat milk.\n- Our new neighbour is called Thessaly Marchbank; she keeps bees.\n- The plumber comes on Friday at 9.\n' > "$$W/Journal/user/2026-11-22.md"; \
-	sed -n '3,5p' "$$W/Journal/user/2026-11-22.md"; \
+	printf '# Sunday\n\n- Bought a new kettle and oat milk.\n- Our new neighbour is called Thessaly Marchbank; she keeps bees.\n- The plumber comes on Friday at 9.\n- [ ] return the ladder to Thessaly\nTODO: renew the bike insurance\n' > "$$W/Journal/user/2026-11-22.md"; \
+	sed -n '3,7p' "$$W/Journal/user/2026-11-22.md"; \
 	"$$R" ask -w "$$W" "What is our new neighbour called?"; \
-	step "relay runs: what each agent took"; RUN=$$(ls "$$W/.relay/runs" | tail -1); "$$R" runs -w "$$W" "$$RUN"; \
+	step "relay ask decides the kind of request first: a list of the open tasks, and a question the notes cannot answer"; \
+	"$$R" ask -w "$$W" "What is still on my to-do list?"; \
+	"$$R" ask -w "$$W" "What is the plumber's phone number?"; \
+	step "relay runs: what each agent took"; RUN=$$(ls "$$W/.relay/runs" | grep -E '^[0-9]' | head -1); "$$R" runs -w "$$W" "$$RUN"; \
 	step "relay watch: drop a file in Research/ and the research relay summarises it"; \
 	"$$R" watch -w "$$W" 2>"$$W.watch.log" & WATCH=$$!; sleep 2; \
 	printf '# Tea\n\nTea comes from one plant, Camellia sinensis, and the kinds differ in how the leaves are treated after picking.\nGreen tea is steamed or pan-fired soon after picking, which stops it from oxidising; Japanese sencha is steamed for 30 to 60 seconds.\nBlack tea is rolled and left to oxidise fully before it is dried, which gives it its dark colour.\nOolong sits in between: it is oxidised for only part of the way.\nMost people find that green tea tastes best brewed at about 80 degrees, and black tea just off the boil.\n' > "$$W/Research/.tea.md.tmp" && mv "$$W/Research/.tea.md.tmp" "$$W/Research/tea.md"; \

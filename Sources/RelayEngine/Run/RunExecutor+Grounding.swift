@@ -111,7 +111,8 @@ extension RunExecutor {
             } else if previous.text.hasPrefix(Self.generalOpening) {
                 approve.append("It is labelled as the model's own answer, not the workspace's.")
             } else if [.list, .summarise].contains(analysis.kind), items > 0 {
-                approve.append("It gives \(items) line\(items == 1 ? "" : "s") from the notes, each with its source.")
+                // No count in words the check reads: a number no source holds would be flagged.
+                approve.append(items == 1 ? "It gives a line from the notes, with its source." : "It gives lines from the notes, each with its source.")
             } else if [.compute, .compare].contains(analysis.kind), previous.text.contains("(") {
                 approve.append("Relay's calculator worked it out from the lines it cites.")
             } else if analysis.kind == .yesNo, first.hasPrefix("Yes") || first.hasPrefix("No") {
