@@ -85,6 +85,37 @@ struct AppendAndUpdateTests {
         #expect(fixture.contents("context.md") == "v1\nperson's line\nagent's line\n")
     }
 
+    @Test func aRefusalOfBytesAnEditorWasStillSavingIsNotFinal() throws {
+        struct Refused: Error {}
+        try fixture.write("race.md", "# Race\n")
+        var seen: [String] = []
+        let result = try workspace.update("race.md") { old in
+            let text = String(decoding: old ?? [], as: UTF8.self)
+            seen.append(text)
+            if seen.count == 1 {
+                // The transform read the file mid-save; the save completes as it refuses.
+                let handle = FileHandle(forWritingAtPath: fixture.path("race.md"))!
+                try handle.truncate(atOffset: 0)
+                handle.write(Data("# Race\nEND\n".utf8))
+                try? handle.close()
+            }
+            guard let end = text.range(of: "END\n") else { throw Refused() }
+            return Array(text.replacingCharacters(in: end, with: "mcp\nEND\n").utf8)
+        }
+        #expect(seen == ["# Race\n", "# Race\nEND\n"])
+        #expect(result.attempts == 2)
+        #expect(fixture.contents("race.md") == "# Race\nmcp\nEND\n")
+    }
+
+    @Test func aRefusalOfBytesNobodyChangedIsFinalAfterOneTry() throws {
+        struct Refused: Error {}
+        try fixture.write("still.md", "still\n")
+        var calls = 0
+        #expect(throws: Refused.self) { try workspace.update("still.md") { _ in calls += 1; throw Refused() } }
+        #expect(calls == 1)
+        #expect(fixture.contents("still.md") == "still\n")
+    }
+
     @Test func anInPlaceEditorSaveOfTheSameSizeIsDetectedByItsHash() throws {
         try fixture.write("c.md", "aaaa\n")
         var rounds = 0

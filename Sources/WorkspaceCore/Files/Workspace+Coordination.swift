@@ -317,19 +317,34 @@ extension Workspace {
 
     /// Waits until the file at `path` has not been modified for the quiet period, unless the
     /// file is exactly what Relay last put there (Relay never leaves a file half written).
-    func waitUntilQuiet(_ path: ResolvedPath, lock: CoordinatedLock) throws {
+    ///
+    /// Then reads it, and checks the bytes it read are just as old: a save that began between
+    /// the wait and the read (its truncate, say) sends it back to waiting.
+    func readWhenQuiet(_ path: ResolvedPath, lock: CoordinatedLock) throws -> FileSnapshot? {
         let start = Syscall.nowNanoseconds()
         while true {
-            guard let identity = try FileSnapshot.identity(path.absolute, displayPath: path.relative) else { return }
-            if isLastInstalled(identity, at: path.absolute, lock: lock) { return }
-            let now = Syscall.nowNanoseconds()
-            let age = now - identity.modifiedNanoseconds
-            // An empty file just written is most likely an in-place save between its truncate
-            // and its write: give that writer much longer.
-            let quiet = identity.size == 0 ? Self.emptyQuietPeriodNanoseconds : Self.quietPeriodNanoseconds
-            if age >= quiet || now - start >= Self.quietWaitLimitNanoseconds { return }
-            Syscall.sleep(nanoseconds: min(quiet - max(0, age), Self.quietPeriodNanoseconds))
+            guard let identity = try FileSnapshot.identity(path.absolute, displayPath: path.relative) else {
+                return try FileSnapshot.read(path.absolute, displayPath: path.relative)
+            }
+            let wait = quietWait(identity, at: path.absolute, lock: lock)
+            let waitedTooLong = Syscall.nowNanoseconds() - start >= Self.quietWaitLimitNanoseconds
+            if wait > 0 && !waitedTooLong {
+                Syscall.sleep(nanoseconds: min(wait, Self.quietPeriodNanoseconds))
+                continue
+            }
+            let snapshot = try FileSnapshot.read(path.absolute, displayPath: path.relative)
+            guard let read = snapshot?.identity, !waitedTooLong, quietWait(read, at: path.absolute, lock: lock) > 0 else { return snapshot }
         }
+    }
+
+    /// How much longer a file with this identity must be left alone (0: it is quiet now).
+    private func quietWait(_ identity: FileIdentity, at absolute: String, lock: CoordinatedLock) -> Int64 {
+        if isLastInstalled(identity, at: absolute, lock: lock) { return 0 }
+        let age = Syscall.nowNanoseconds() - identity.modifiedNanoseconds
+        // An empty file just written is most likely an in-place save between its truncate
+        // and its write: give that writer much longer.
+        let quiet = identity.size == 0 ? Self.emptyQuietPeriodNanoseconds : Self.quietPeriodNanoseconds
+        return max(0, quiet - max(0, age))
     }
 }
 

@@ -3,7 +3,8 @@ extension Workspace {
     /// which takes no lock.
     ///
     /// It reads only a file that has been left alone for 20 ms (unless Relay wrote it last),
-    /// so it never builds on an editor's half-done in-place save.
+    /// so it never builds on an editor's half-done in-place save; and when `transform` refuses
+    /// bytes that have changed since they were read, it runs again on the file as it is now.
     ///
     /// `transform` gets the current bytes (nil when the file does not exist) and returns the
     /// new bytes. Just before replacing, the file is checked to still be what was read
@@ -33,12 +34,23 @@ extension Workspace {
             // `input` is what the next round transforms; `expected` is what must be at the
             // path when we swap. They differ only after a save was handed back by the swap:
             // then the path holds our own previous attempt.
-            try waitUntilQuiet(target, lock: lock)
-            var input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+            var input = try readWhenQuiet(target, lock: lock)
             var expected: Expected? = input.map(Expected.init)
             var ours: Set<ContentHash> = []
             for attempt in 1...max(1, maximumAttempts) {
-                let newBytes = try transform(input?.bytes)
+                let newBytes: [UInt8]
+                do {
+                    newBytes = try transform(input?.bytes)
+                } catch {
+                    // A refusal made on bytes that have changed since (an editor saving while
+                    // we read) is not final: transform again on what the file holds now.
+                    let now = try readWhenQuiet(target, lock: lock)
+                    guard !Expected.matches(now, expected), attempt < maximumAttempts else { throw error }
+                    logger.debug("file changed under a refused update; transforming again", metadata: ["relay.path": "\(target.relative)"])
+                    input = now
+                    expected = now.map(Expected.init)
+                    continue
+                }
                 let permissions = input?.identity.permissions
                 let temporary = try writeTemporary(for: target, bytes: newBytes, permissions: permissions, owner: .lock(lock))
 
@@ -50,8 +62,7 @@ extension Workspace {
                     // An in-place save is a truncate and a write: give it a moment to finish,
                     // a little longer each round, so a busy editor does not starve us.
                     Syscall.sleep(nanoseconds: Int64(min(attempt, 20)) * Int64.random(in: 500_000...1_500_000))
-                    try waitUntilQuiet(target, lock: lock)
-                    input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                    input = try readWhenQuiet(target, lock: lock)
                     expected = input.map(Expected.init)
                     continue
                 }
@@ -62,8 +73,7 @@ extension Workspace {
                     // An editor that had the file open wrote into it just after the swap (an
                     // in-place save: open, truncate, write): its version is back in place.
                     // Start again from it.
-                    try waitUntilQuiet(target, lock: lock)
-                    input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                    input = try readWhenQuiet(target, lock: lock)
                     expected = input.map(Expected.init)
                     continue
                 }
@@ -88,8 +98,7 @@ extension Workspace {
                                        metadata: ["relay.path": "\(target.relative)", "relay.kept": "\(back.hash.short)"])
                         try archive(.file(theirs), snapshot: back, installed: temporary, path: target,
                                     operation: operation + "-raced", lock: lock)
-                        try waitUntilQuiet(target, lock: lock)
-                        input = try FileSnapshot.read(target.absolute, displayPath: target.relative)
+                        input = try readWhenQuiet(target, lock: lock)
                         expected = input.map(Expected.init)
                     } else {
                         _ = Syscall.unlink(theirs)
