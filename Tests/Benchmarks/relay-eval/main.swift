@@ -2313,25 +2313,33 @@ func selfTest(_ options: Options) -> Bool {
     }
 
     // The task sets themselves: the one --tasks-dir names (Tests/Eval by default) and, beside
-    // the public one, its general-dev and general-heldout parts.
+    // the public one, its general parts (general-dev, general-dev2: tuned on; general-heldout).
     if let tasksDir = try? locate(options, needRelay: false).tasksDir {
         var folders = [tasksDir]
-        for part in ["general-dev", "general-heldout"] where FileManager.default.fileExists(atPath: tasksDir + "/" + part + "/tasks.json") {
+        let parts = ((try? FileManager.default.contentsOfDirectory(atPath: tasksDir)) ?? []).filter { $0.hasPrefix("general-") }.sorted()
+        for part in parts where FileManager.default.fileExists(atPath: tasksDir + "/" + part + "/tasks.json") {
             folders.append(tasksDir + "/" + part)
         }
         let sets = folders.compactMap { checkTaskSet($0, options: options, roster: roster, check: check) }
         let general = sets.filter { $0.name != nil }
-        if general.count == 2 {
+        let heldOut = general.filter { $0.split == "held-out" }, dev = general.filter { $0.split == "dev" }
+        if !general.isEmpty {
             // Issue 32: together at least 10 documents of new kinds, 40 questions, 4 unanswerable;
-            // the held-out part shares no question and no document with the dev part.
+            // the held-out part shares no question and no document with any dev part.
             check(general.reduce(0) { $0 + $1.documents.count } >= 10, "the general sets hold at least 10 documents")
             check(general.reduce(0) { $0 + $1.questions.count } >= 40, "the general sets hold at least 40 questions")
             check(general.reduce(0) { $0 + $1.questions.filter { $0.expectation.kind == .notfound }.count } >= 4, "the general sets hold at least 4 unanswerable questions")
-            check(Set(general.map(\.split)) == ["dev", "held-out"], "one general set is dev, the other held-out")
-            let asked = general.map { Set($0.questions.map { Text.normalize($0.question) } + $0.chats.flatMap { $0.turns.map { Text.normalize($0.question) } }) }
-            check(asked[0].isDisjoint(with: asked[1]), "the dev and held-out sets share no question")
-            let files = general.map { Set($0.documents.map { ($0.file as NSString).lastPathComponent }) }
-            check(files[0].isDisjoint(with: files[1]), "the dev and held-out sets share no document")
+            check(heldOut.count == 1 && dev.count == general.count - 1, "one general set is held out, the others are dev parts")
+            func asked(_ set: TaskSet) -> Set<String> {
+                Set(set.questions.map { Text.normalize($0.question) } + set.chats.flatMap { $0.turns.map { Text.normalize($0.question) } })
+            }
+            func files(_ set: TaskSet) -> Set<String> { Set(set.documents.map { ($0.file as NSString).lastPathComponent }) }
+            for held in heldOut {
+                for part in dev {
+                    check(asked(held).isDisjoint(with: asked(part)), "the held-out set and \(part.name ?? "a dev part") share no question")
+                    check(files(held).isDisjoint(with: files(part)), "the held-out set and \(part.name ?? "a dev part") share no document")
+                }
+            }
         }
     }
 
