@@ -32,6 +32,10 @@ struct AnswerEvidence {
     let placeAsked: Bool
     /// "Who …?": a person.
     let personAsked: Bool
+    /// Whether the question is about a message itself (``mailWords``).
+    let asksAboutMail: Bool
+    /// Whether it asks how things stand after a change (``nowWords``).
+    let asksWhatChanged: Bool
     /// "What protocol …?", "Which cafe …?": the noun after the question word, its stem.
     let askedNoun: String?
     /// The terms of the names the question holds ("Westgate" in "Who am I painting the Westgate
@@ -69,7 +73,22 @@ struct AnswerEvidence {
         askedNoun = words.indices.first { ["what", "which"].contains(words[$0]) && $0 + 1 < words.count }
             .flatMap { SearchTerms.terms(of: words[$0 + 1]).first }
         units = self.asked == .number ? Self.units(for: question) : []
+        asksAboutMail = !Set(words).isDisjoint(with: Self.mailWords)
+        asksWhatChanged = !Set(words).isDisjoint(with: Self.nowWords)
     }
+
+    /// Words of a question about how things stand after a change ("When is the dinner *now*?").
+    static let nowWords: Set<String> = ["now", "currently", "new", "anymore", "moved", "changed", "rescheduled", "postponed"]
+    /// Words of a sentence that gives what replaced something ("I can offer you Friday 27
+    /// November *instead*", "the meeting *moves to* Tuesday"): for such a question its value
+    /// is the answer, not the one it replaced.
+    static let changeWords = ["instead", "moved to", "moves to", "move to", "moving to", "changed to", "changes to", "rescheduled",
+                              "postponed", "brought forward", "new date", "new time", "now on", "now at", "now in", "has moved", "is now", "are now"]
+    /// Words of a question about a message itself ("When did Bettina write?"): only then does a
+    /// mail header's date or name answer it — a header says when a message was sent, not when
+    /// the dinner it is about takes place.
+    static let mailWords: Set<String> = ["sent", "send", "wrote", "write", "written", "email", "emailed", "mail", "mailed", "message",
+                                         "reply", "replied", "received", "letter", "subject"]
 
     /// The weight of each query term among `pool` (the lines found): BM25's inverse document
     /// frequency within them, times the term's factor.
@@ -125,6 +144,9 @@ struct AnswerEvidence {
         let lineTerms = Set(pieces.flatMap { SearchTerms.terms(of: $0) })
         for piece in pieces {
             let pieceTerms = Set(SearchTerms.terms(of: piece))
+            let metadata = !asksAboutMail && DocumentShape.emailHeader(piece.trimmingCharacters(in: .whitespaces)) != nil
+            let loweredPiece = piece.lowercased()
+            let replacing = asksWhatChanged && Self.changeWords.contains { loweredPiece.contains($0) }
             let bytes = Array(piece.utf8)
             for found in Claims.scan(piece, ignoring: ignoring) {
                 var claim = found.claim
@@ -149,6 +171,7 @@ struct AnswerEvidence {
                 // The words of its own sentence, and at half those of the rest of the line (a
                 // knowledge line's other facts, a paragraph's other sentences: its subject).
                 var evidence = pieceTerms.subtracting(claimTerms).reduce(0) { $0 + (weights[$1] ?? 0) }
+                if replacing { evidence += (weights.values.max() ?? 0) + 1 }
                 evidence += lineTerms.subtracting(pieceTerms).subtracting(claimTerms).reduce(0) { $0 + (weights[$1] ?? 0) } / 2
                 var shown = claim.text
                 if claim.kind == .number || claim.kind == .date {
@@ -193,7 +216,7 @@ struct AnswerEvidence {
                     }
                     if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
                 }
-                result.append(Value(claim: claim, shown: shown, fits: fits(claim), evidence: evidence, piece: piece))
+                result.append(Value(claim: claim, shown: shown, fits: fits(claim) && !metadata, evidence: evidence, piece: piece))
             }
             if asked == .number, !counted.isEmpty { result += spelledCounts(in: piece, pieceTerms: pieceTerms, weights: weights) }
             if asked == .date { result += weekdays(in: piece, pieceTerms: pieceTerms, weights: weights) }
@@ -271,10 +294,18 @@ struct AnswerEvidence {
     /// what is asked for come first; ties keep BM25's order.
     func rerank(_ lines: [RetrievedLine], keep: Int) -> [RetrievedLine] {
         let weights = weights(among: lines.map(\.text))
-        let scored = lines.enumerated().map { item -> (Int, RetrievedLine, (fits: Bool, evidence: Double)) in
+        let judgedLines = lines.enumerated().map { item -> (Int, RetrievedLine, (fits: Bool, evidence: Double)) in
             var judged = evidence(of: item.element.text, weights: weights)
             judged.evidence *= WorkspaceSearch.weight(of: item.element.path) ?? 1
             return (item.offset, item.element, judged)
+        }
+        // A thread's earlier message is superseded where the newer message of the same file holds
+        // a value of the kind asked ("I can offer you Friday 27 November instead" over the quoted
+        // "your booking … on Friday 20 November"): it ranks after every line that does.
+        let answeredAnew = Set(judgedLines.filter { $0.2.fits && $0.1.quoted != true }.map(\.1.path))
+        let superseded = { (line: RetrievedLine) in line.quoted == true && answeredAnew.contains(line.path) }
+        let scored = judgedLines.map { item in
+            superseded(item.1) ? (item.0, item.1, (fits: false, evidence: item.2.evidence)) : item
         }
         let ranked = scored.sorted { left, right in
             if left.2.fits != right.2.fits { return left.2.fits }

@@ -39,8 +39,7 @@ struct Evidence {
     }
 
     func lines(of path: String) -> [String] {
-        guard let bytes = try? workspace.read(path), !bytes.contains(0) else { return [] }
-        return String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n")
+        SourceText(workspace: workspace).text(of: path)?.components(separatedBy: "\n") ?? []
     }
 
     /// The statements of the notes of `days` (headings, blank lines and the engine's markers

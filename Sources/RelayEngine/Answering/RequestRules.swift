@@ -225,8 +225,20 @@ enum RequestRules {
     private static func compares(_ text: String, _ phrase: String) -> Bool {
         guard text.contains(" \(phrase) ") else { return false }
         guard weakCompareWords.contains(phrase) else { return true }
-        return text.contains(" which \(phrase) ") || text.contains(" \(phrase) one ") || text.contains(" the \(phrase) of ")
+        if text.contains(" which \(phrase) ") || text.contains(" \(phrase) one ") || text.contains(" the \(phrase) of ") { return true }
+        // "the last ferry", "my first appointment": one of several things, picked by its place;
+        // not "the last time", "last week", "the last few days".
+        let words = text.split(separator: " ").map(String.init)
+        return words.indices.dropFirst().dropLast().contains { index in
+            words[index] == phrase && ["the", "my", "our"].contains(words[index - 1]) && !periodWords.contains(words[index + 1])
+        }
     }
+
+    /// Words after "the last" / "the first" that make it a span of time, not a pick among things.
+    static let periodWords: Set<String> = [
+        "time", "times", "day", "days", "week", "weeks", "weekend", "month", "months", "year", "years", "night", "nights",
+        "hour", "hours", "minute", "minutes", "few", "couple", "two", "three", "four", "five", "bit", "thing", "things",
+    ]
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {

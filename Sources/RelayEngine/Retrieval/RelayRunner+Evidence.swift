@@ -70,8 +70,10 @@ extension RelayRunner {
             var line = line
             if files[line.path] == nil { files[line.path] = evidence.lines(of: line.path) }
             let lines = files[line.path] ?? []
-            line.text = Evidence.tableRow(at: line.line - 1, in: lines) ?? Self.sentences(around: line.line, in: lines) ?? line.text
+            line.text = Evidence.tableRow(at: line.line - 1, in: lines) ?? Self.listItem(around: line.line, in: lines)
+                ?? Self.sentences(around: line.line, in: lines) ?? line.text
             line.heading = Evidence.heading(above: line.line - 1, in: lines)
+            if lines.indices.contains(line.line - 1), DocumentShape.isQuoted(lines, at: line.line - 1) { line.quoted = true }
             return line
         }
     }
@@ -111,26 +113,63 @@ extension RelayRunner {
     /// How many times the lines kept are searched for, to be ranked again by their evidence.
     static let retrievalPool = 3
 
+    /// The whole list item a line belongs to when the item runs over several lines: a bullet
+    /// and the indented lines under it that carry no marker of their own ("- Hedda rang: the
+    /// party is on Saturday." / "  Coming: Yusuf and Amalie."). Either line alone misses half of
+    /// what the item says. Nil when the line is no part of such an item, or the item is long.
+    static func listItem(around number: Int, in lines: [String]) -> String? {
+        let index = number - 1
+        guard lines.indices.contains(index) else { return nil }
+        func marked(_ line: String) -> Bool {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return ["- ", "* ", "+ "].contains { trimmed.hasPrefix($0) } || trimmed.range(of: #"^\d{1,3}[.)] "#, options: .regularExpression) != nil
+        }
+        func continuation(_ line: String) -> Bool {
+            guard let first = line.first, first == " " || first == "\t" else { return false }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !marked(line) && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--")
+        }
+        var start = index
+        while !marked(lines[start]) {
+            guard continuation(lines[start]), start > 0 else { return nil }
+            start -= 1
+        }
+        var end = start
+        while end + 1 < lines.count, continuation(lines[end + 1]) { end += 1 }
+        guard end > start else { return nil }
+        let text = RunExecutor.bare(lines[start...end].joined(separator: "\n"))
+        return text.count > 600 ? nil : text
+    }
+
     /// The whole sentences a line of a hard-wrapped paragraph belongs to (a line of prose cut at
     /// 80 columns is half a sentence), without a list marker; nil when the line stands alone.
     static func sentences(around number: Int, in lines: [String]) -> String? {
         let index = number - 1
         guard lines.indices.contains(index) else { return nil }
+        // A quoted line ("> …", an earlier message of a mail thread) joins only quoted lines,
+        // its marks left out; "> " alone ends its paragraph as a blank line does.
+        func quoted(_ line: String) -> Bool { line.trimmingCharacters(in: .whitespaces).hasPrefix(">") }
+        func unquoted(_ line: String) -> String {
+            var text = Substring(line.trimmingCharacters(in: .whitespaces))
+            while text.hasPrefix(">") { text = text.dropFirst().drop { $0 == " " } }
+            return String(text)
+        }
+        let level = quoted(lines[index])
         func prose(_ line: String) -> Bool {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = unquoted(line)
             // A mail header ("Date: …", "Subject: …") is a line of its own, not part of a sentence.
-            return !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ") && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--")
-                && DocumentShape.emailHeader(trimmed) == nil
+            return quoted(line) == level && !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ")
+                && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--") && !trimmed.hasPrefix("-----") && DocumentShape.emailHeader(trimmed) == nil
         }
         guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
         var start = index, end = index
         while start > 0, prose(lines[start - 1]) { start -= 1 }
         while end + 1 < lines.count, prose(lines[end + 1]) { end += 1 }
-        guard start < end else { return nil }
+        guard start < end else { return level ? unquoted(lines[index]) : nil }
         var offset = 0, lineStart = 0, lineEnd = 0
         var joined = ""
         for position in start...end {
-            let piece = lines[position].trimmingCharacters(in: .whitespaces)
+            let piece = unquoted(lines[position])
             if position == index { lineStart = offset; lineEnd = offset + piece.count }
             joined += (joined.isEmpty ? "" : " ") + piece
             offset = joined.count + 1

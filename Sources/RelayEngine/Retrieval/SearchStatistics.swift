@@ -11,7 +11,8 @@ struct SearchStatistics {
         var length: Int
         /// (term index, occurrences in the line)
         var counts: [(Int, Int)]
-        /// Indices of the query terms in the line's section heading.
+        /// Indices of the query terms in the line's section heading, and — for a line that
+        /// continues a list item — in the item's first line.
         var headingTerms: [Int]
         var weight: Double
     }
@@ -40,6 +41,13 @@ struct SearchStatistics {
     /// no documents; a heading is none either, but its query terms count for the lines below it.
     mutating func add(file path: String, text: String, weight: Double) {
         var headingTerms: [Int] = []
+        // The query terms of the list item a line may continue (an indented line without a
+        // marker of its own under "- Hedda rang: the party is on Saturday.").
+        var itemTerms: [Int] = []
+        // The query terms of the header of the table a row is in ("| From Skerrin Island |"
+        // above "| 18:45 |"): a row is read with its header.
+        var tableTerms: [Int] = []
+        var previousWasTable = false
         var number = 0
         // The agents' answers in a chat (between a turn's markers) are not sources: they quote
         // the lines they came from, which are searched themselves; the person's messages are.
@@ -47,16 +55,27 @@ struct SearchStatistics {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            let isTable = trimmed.hasPrefix("|"), continuesTable = isTable && previousWasTable
+            previousWasTable = isTable
             if trimmed.hasPrefix("<!-- relay:turn ") { inTurn = true }
             if trimmed.hasPrefix("<!-- relay:end ") { inTurn = false; continue }
             guard !inTurn, !trimmed.isEmpty, !trimmed.hasPrefix("<!-- relay:") else { continue }
+            // A question a person asked in a chat holds no answer: it would be found first for
+            // the same question asked again.
+            if weight == WorkspaceSearch.chatWeight, trimmed.hasSuffix("?") { continue }
             let terms = SearchTerms.terms(of: trimmed)
             if Self.isHeading(trimmed) {
                 headingTerms = Array(Set(terms.compactMap { index[$0] })).sorted()
+                itemTerms = []
                 // A heading with a number states a fact of its own ("## 4.2 (3 August 2026)").
                 guard trimmed.contains(where: \.isNumber) else { continue }
             }
             guard !terms.isEmpty else { continue }
+            let indented = line.first == " " || line.first == "\t"
+            let isItem = ["- ", "* ", "+ "].contains { trimmed.hasPrefix($0) }
+            if isTable && !continuesTable { tableTerms = Array(Set(terms.compactMap { index[$0] })).sorted() }
+            let inherited = continuesTable ? tableTerms : indented && !isItem ? itemTerms : []
+            if isItem { itemTerms = Array(Set(terms.compactMap { index[$0] })).sorted() } else if !indented { itemTerms = [] }
             documents += 1
             totalLength += terms.count
             var counts: [Int: Int] = [:]
@@ -64,10 +83,11 @@ struct SearchStatistics {
                 if let position = index[term] { counts[position, default: 0] += 1 }
             }
             for position in counts.keys { documentFrequency[position] += 1 }
-            guard !counts.isEmpty || !headingTerms.isEmpty else { continue }
+            let context = inherited.isEmpty ? headingTerms : Array(Set(headingTerms + inherited.filter { counts[$0] == nil })).sorted()
+            guard !counts.isEmpty || !context.isEmpty else { continue }
             candidates.append(Candidate(path: path, line: number, text: trimmed, length: terms.count,
                                         counts: counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                                        headingTerms: headingTerms, weight: trimmed.hasPrefix(">") ? weight * WorkspaceSearch.quotedWeight : weight))
+                                        headingTerms: context, weight: trimmed.hasPrefix(">") ? weight * WorkspaceSearch.quotedWeight : weight))
         }
     }
 

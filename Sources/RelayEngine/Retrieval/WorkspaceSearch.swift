@@ -13,6 +13,9 @@ public struct RetrievedLine: Sendable, Codable, Equatable {
     /// The heading of the section the line is in ("Quotes for the roof" above a table row):
     /// what the line is about when the line itself does not say.
     public var heading: String?
+    /// Whether the line is of a quoted earlier message (a mail thread's "> …" or what follows
+    /// "-----Original message-----"): what was said before, often since changed.
+    public var quoted: Bool?
 
     public init(path: String, line: Int, text: String, score: Double, heading: String? = nil) {
         self.path = path
@@ -29,7 +32,8 @@ public struct RetrievedLine: Sendable, Codable, Equatable {
 /// Finds the workspace lines that answer a request, so an agent on a small model gets the
 /// facts with their `path:line` instead of inventing them.
 ///
-/// Each non-empty line of `context.md`, `Journal/**`, `Research/**` (Markdown and text) and
+/// Each non-empty line of `context.md`, `Journal/**`, `Research/**` (Markdown and text, and
+/// documents dropped as PDF, HTML, DOCX… read as their text: `SourceText`) and
 /// `Chats/*.md` is a document for BM25 (k1 1.2, b 0.75) over `SearchTerms`; a line under a
 /// heading that holds a query term gets half that term's weight as a bonus ("## Cats" helps
 /// "what is the cat called"), and chat lines count half (they are earlier model answers).
@@ -45,6 +49,9 @@ public struct WorkspaceSearch: Sendable {
 
     /// Files larger than this are not searched (a dropped book is summarised, not searched).
     static let largestFile = 256 * 1024
+    /// A document read through a converter (PDF, HTML…) may be this large; its text no larger
+    /// than `largestFile`.
+    static let largestConvertedFile = 8 << 20
     static let k1 = 1.2
     static let b = 0.75
     /// The share of a term's weight a matching section heading gives each line below it.
@@ -68,8 +75,10 @@ public struct WorkspaceSearch: Sendable {
         for term in SearchTerms.terms(of: query) { factors[term] = 1 }
         guard !factors.isEmpty, limit > 0, let entries = try? workspace.list(".", recursive: true) else { return [] }
         var statistics = SearchStatistics(factors: factors)
-        for entry in entries where entry.kind == .file && entry.size <= Self.largestFile && !excluding.contains(entry.path) {
-            guard let weight = Self.weight(of: entry.path), let text = text(of: entry.path) else { continue }
+        let sources = SourceText(workspace: workspace)
+        for entry in entries where entry.kind == .file && !excluding.contains(entry.path)
+            && entry.size <= (SourceText.isConverted(entry.path) ? Self.largestConvertedFile : Self.largestFile) {
+            guard let weight = Self.weight(of: entry.path), let text = sources.text(of: entry.path), text.utf8.count <= Self.largestFile else { continue }
             statistics.add(file: entry.path, text: text, weight: weight)
         }
         return statistics.ranked(limit: limit)
@@ -86,7 +95,8 @@ public struct WorkspaceSearch: Sendable {
         guard let name = components.last?.lowercased(), !components.contains(where: { $0.hasPrefix(".") }),
               !name.hasPrefix("readme.") && name != "readme" else { return nil }
         if path == "context.md" { return 1 }
-        let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown")
+        // A dropped PDF, HTML page, DOCX… counts as its text (`SourceText`).
+        let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown") || SourceText.isConverted(name)
         switch components.first {
         // The agents' journal is mostly Relay's own log of runs ("10:07 research on …"): it
         // names every file it worked on, so it would outrank the files themselves.
@@ -97,9 +107,4 @@ public struct WorkspaceSearch: Sendable {
         }
     }
 
-    /// A file's text, or nil when it is binary or not UTF-8.
-    private func text(of path: String) -> String? {
-        guard let bytes = try? workspace.read(path), !bytes.contains(0) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
-    }
 }

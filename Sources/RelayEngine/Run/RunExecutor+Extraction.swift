@@ -255,7 +255,10 @@ extension RunExecutor {
         let holding = retrieved.filter { line in
             ([manifest.request] + (subtask.map { [$0] } ?? [])).contains { AnswerCandidates.holdsAnswer(to: $0, line: line.text, ignoring: ignoring) }
         }
-        let lines = holding.isEmpty ? retrieved : holding
+        // The lines the workspace's structure gave (a table's rows) stay, holding or not.
+        let lines = holding.isEmpty ? retrieved : retrieved.filter { line in
+            line.score >= Evidence.structural || holding.contains { $0.path == line.path && $0.line == line.line }
+        }
         var cuts: [String] = []
         let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
         var kept = Set(lines.indices.filter { lines[$0].score >= Evidence.structural }.map { $0 + 1 })

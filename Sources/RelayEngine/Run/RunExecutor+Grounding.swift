@@ -71,14 +71,15 @@ extension RunExecutor {
 
     /// A reviewer's reply under a grammar: a check, then approved, or a revision for one of the
     /// agents that may be asked (`revisable`). The check is one of the sentences the engine
-    /// verified (`checks`): a 135M model's own "check" was noise ("APPROVED — Shyn").
+    /// verified (`checks`): a 135M model's own "check" was noise ("APPROVED — Shyn"). With no
+    /// reason to revise (the engine verified the answer), approving is the only choice.
     static func verdictSchema(revisable: [String], checks: VerdictChecks) -> JSONValue {
         func check(_ sentences: [String]) -> JSONValue { ["type": "string", "enum": .array(sentences.map { .string($0) })] }
         var options: [JSONValue] = [
             ["type": "object", "properties": ["check": check(checks.approve), "verdict": ["type": "string", "enum": ["approved"]]],
              "required": ["check", "verdict"], "additionalProperties": false],
         ]
-        if !revisable.isEmpty {
+        if !revisable.isEmpty, !checks.revise.isEmpty {
             options.append(["type": "object",
                             "properties": ["check": check(checks.revise), "verdict": ["type": "string", "enum": ["revise"]],
                                            "who": ["type": "string", "enum": .array(revisable.map { .string($0) })]],
@@ -102,29 +103,46 @@ extension RunExecutor {
         }
         var approve: [String] = []
         var revise = ["It does not answer the request."]
+        // Whether the engine verified what the request's kind demands of the answer: then the
+        // reviewer chooses among verified sentences only. Offered "It does not answer the
+        // request." beside a verified check, SmolLM2 took it for a right answer as often as
+        // for a wrong one, and a draft it had approved came back invented.
+        var kindVerified = false
         let first = previous.text.split(separator: "\n").first.map(String.init) ?? previous.text
         // What the request's kind demands of the answer.
         if let analysis = manifest.analysis, manifest.document == nil {
             let items = previous.text.split(separator: "\n").filter { $0.hasPrefix("- ") }.count
             if previous.text.hasPrefix(Self.notFoundOpening) {
                 approve.append("It says the workspace does not say, with the closest line found.")
+                kindVerified = true
             } else if previous.text.hasPrefix(Self.generalOpening) {
                 approve.append("It is labelled as the model's own answer, not the workspace's.")
+                kindVerified = true
             } else if [.list, .summarise].contains(analysis.kind), items > 0 {
                 // No count in words the check reads: a number no source holds would be flagged.
                 approve.append(items == 1 ? "It gives a line from the notes, with its source." : "It gives lines from the notes, each with its source.")
+                kindVerified = true
             } else if [.compute, .compare].contains(analysis.kind), previous.text.contains("(") {
                 approve.append("Relay's calculator worked it out from the lines it cites.")
+                kindVerified = true
             } else if analysis.kind == .yesNo, first.hasPrefix("Yes") || first.hasPrefix("No") {
                 approve.append("It says \(first.hasPrefix("Yes") ? "yes" : "no"), quoting the line that decides it.")
+                kindVerified = true
             } else if analysis.kind == .lookup, let value = analysis.value, value.isSpan, let given = Self.renderedAnswer(first)?.value {
                 if ValueSpans.find(value, in: given).isEmpty { revise.insert("It does not give \(value.described), which the request asks for.", at: 0) }
-                else { approve.append("It gives \(value.described), as the request asks: “\(given)”.") }
+                else { approve.append("It gives \(value.described), as the request asks: “\(given)”."); kindVerified = true }
+            } else if analysis.kind == .draft {
+                // A draft names whom the request names.
+                let named = Claims.extract(from: manifest.requestLead, ignoring: ignoredNames).filter { $0.kind == .name }
+                    .compactMap { $0.text.split(separator: " ").first.map(String.init) }
+                let missing = named.filter { !previous.text.localizedCaseInsensitiveContains($0) }
+                if let who = missing.first { revise.insert("It does not address \(who), whom the request names.", at: 0) }
+                else if let who = named.first { approve.append("It is a message to \(who), as the request asks."); kindVerified = true }
             }
         }
         if approve.isEmpty, let answer = Self.renderedAnswer(first) {
             let quoted = (manifest.retrieved ?? []).contains { "\($0.path):\($0.line)" == answer.source && $0.text.contains(answer.quote) }
-                || (try? workspace.read(String(answer.source.prefix { $0 != ":" }))).map { String(decoding: $0, as: UTF8.self).contains(answer.quote) } == true
+                || SourceText(workspace: workspace).text(of: String(answer.source.prefix { $0 != ":" }))?.contains(answer.quote) == true
             if quoted, let value = answer.value {
                 let judge = AnswerEvidence(question: manifest.requestLead)
                 let kind = Claims.extract(from: value).first.flatMap { claim in
@@ -139,6 +157,7 @@ extension RunExecutor {
         let unsupported = Claims.unsupported(in: previous.text, sources: sources.filter { $0 != previous.text }, ignoring: ignoring)
         if unsupported.isEmpty {
             if !Claims.extract(from: previous.text, ignoring: ignoring).isEmpty { approve.append("Every number, date and name in it is in the sources.") }
+            if kindVerified { revise.removeAll { $0 == "It does not answer the request." } }
         } else {
             revise.insert("It holds \(unsupported.prefix(3).map { "“\($0.text)”" }.joined(separator: ", ")), which no source has.", at: 0)
         }

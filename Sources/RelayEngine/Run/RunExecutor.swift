@@ -104,8 +104,12 @@ final class RunExecutor: @unchecked Sendable {
                                                                      revisionRequest: next.revisionRequest, outputs: outputs)
                 var message = stepMessage
                 if next.requestedBy == nil, !next.isGroundingRevision, let why = selection[next.agent.id] { message.selectedBy = why }
-                // Promise 8: what the agent wrote is checked against what it was given.
-                if let check = groundingCheck(of: message, agent: next.agent, inputs: inputs, step: step, alreadyRevised: next.isGroundingRevision) {
+                // Promise 8: what the agent wrote is checked against what it was given. Only a
+                // step of the relay's order can be asked again (a revision another agent asked
+                // for has had its chance): otherwise what is unsupported is removed at once.
+                var canRevise = false
+                if case .relay = next.part { canRevise = !next.isGroundingRevision }
+                if let check = groundingCheck(of: message, agent: next.agent, inputs: inputs, step: step, alreadyRevised: !canRevise) {
                     message.grounding = check.note
                     if let cleaned = check.cleaned { message.text = cleaned }
                     if check.revise, case .relay(let given) = next.part {

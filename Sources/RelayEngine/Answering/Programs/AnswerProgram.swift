@@ -30,7 +30,12 @@ extension RunExecutor {
         case .compute:
             return try await answerCompute(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
         case .compare:
-            return answerCompare(analysis: analysis, lines: lines)
+            if let compared = answerCompare(analysis: analysis, lines: lines) { return compared }
+            // Fewer than two things to compare: the one there is, looked up.
+            var lookup = analysis
+            lookup.kind = .lookup
+            lookup.value = lookup.value ?? RequestRules.value(asked: " " + RequestRules.words(of: manifest.requestLead).joined(separator: " ") + " ")
+            return try await answerLookup(step, agent: agent, part: part, budget: budget, analysis: lookup, lines: lines, restored: restored, tally: &tally)
         case .summarise:
             return try await answerSummary(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
         case .other:

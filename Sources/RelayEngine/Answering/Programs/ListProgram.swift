@@ -10,9 +10,15 @@ extension RunExecutor {
         var items = lines
         if !analysis.tasks {
             // Only lines about what the request names ("the books I borrowed"), not every line found.
+            // Of those, the ones that speak of it most: a line sharing one word of four with the
+            // request ("a card for Hedda" for "who is coming to Hedda's party") is not an item
+            // when another line holds all four.
             let topic = Support.topicTerms(of: evidenceQuestion).subtracting(Self.listWords)
+            let covered = Dictionary(lines.map { ($0.text, Support.coverage(of: topic, in: $0.text)) }, uniquingKeysWith: max)
+            let best = covered.values.max() ?? 0
             items = lines.filter { line in
-                structural.contains(line.source ?? "") || topic.isEmpty || Support.coverage(of: topic, in: line.text) > 0
+                let coverage = covered[line.text] ?? 0
+                return structural.contains(line.source ?? "") || topic.isEmpty || (coverage > 0 && coverage * 2 >= best)
             }
         } else if items.contains(where: { structural.contains($0.source ?? "") }) {
             items = items.filter { structural.contains($0.source ?? "") }

@@ -41,7 +41,14 @@ extension RunExecutor {
         let line = lines[chosen.line]
         var shown = chosen.text
         // "When …?": a date keeps the time written next to it ("19 November at 14:30").
-        if [.date, .time].contains(value), let time = ValueSpans.time(after: chosen.text, in: line.text) { shown += time }
+        if [.date, .time].contains(value), let time = ValueSpans.time(after: chosen.text, in: line.text) {
+            shown += time
+        } else if value == .date, Claims.extract(from: chosen.piece).filter({ $0.kind == .date }).count == 1,
+                  let time = ValueSpans.find(.time, in: chosen.piece).first, ValueSpans.find(.time, in: chosen.piece).count == 1 {
+            // The one time of the sentence that gives the one date ("Friday 27 November instead,
+            // … with the dinner starting at 19:30").
+            shown += " at " + time
+        }
         // The sentence the value was found in with the most evidence.
         let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
         return "\(shown) — “\(Self.clip(quoted))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
