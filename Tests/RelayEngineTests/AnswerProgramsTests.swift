@@ -101,6 +101,15 @@ import WorkspaceCore
         #expect(no.contains("chimney sweep"))
     }
 
+    @Test func aListItemRunningOverTwoLinesIsOneItemAndLinesThatShareOneWordAreNoItems() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(2): "# Notes\n\n- Hedda rang: the anniversary party is on Saturday at the boathouse.\n  Coming: Yusuf, Amalie and Tobiah Renk.\n- Need to buy a card for Hedda.\n",
+        ])
+        let (answer, _) = try await Self.ask("Who is coming to Hedda's anniversary party?", in: scratch)
+        #expect(answer.contains("Coming: Yusuf, Amalie and Tobiah Renk."), "\(answer)")
+        #expect(!answer.contains("card"), "a line sharing one word of the topic is no item: \(answer)")
+    }
+
     // MARK: Compute
 
     @Test func aSumIsComputedByTheCalculatorFromTwoLines() async throws {
@@ -135,6 +144,38 @@ import WorkspaceCore
         let scratch = try Self.workspace(files: ["Research/roof-quotes.md": quotes])
         let (answer, _) = try await Self.ask("Which roofer quote is the cheapest?", in: scratch)
         #expect(answer.hasPrefix("Northgate Roofers — 2,950 euros, the lowest of 3 (Research/roof-quotes.md:6)"), "\(answer)")
+    }
+
+    @Test func theLastFerryIsTheLatestTimeInTheColumnTheQuestionNamesOfTheDaysTable() async throws {
+        let timetable = """
+            # Brill ferry
+
+            ## Monday to Friday
+
+            | From Harwick | From Brill |
+            |---|---|
+            | 07:10 | 08:15 |
+            | 17:20 | 19:25 |
+
+            ## Saturday
+
+            | From Harwick | From Brill |
+            |---|---|
+            | 08:00 | 09:05 |
+            | 16:40 | 18:45 |
+            | 12:15 | 13:20 |
+
+            """
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Party at Mira's on Saturday at 18:00.\n"],
+                                         files: ["Research/brill-ferry.md": timetable])
+        let (answer, _) = try await Self.ask("What time is the last ferry back from Brill on a Saturday?", in: scratch)
+        #expect(answer.hasPrefix("18:45 — “From Harwick: 16:40; From Brill: 18:45”, the latest of 3 (Research/brill-ferry.md:15)"), "\(answer)")
+    }
+
+    @Test func aComparisonWithOneThingToCompareIsALookup() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Booked my first appointment with the new dentist: 3 December at 10:30.\n"])
+        let (answer, _) = try await Self.ask("When is my first appointment with the new dentist?", in: scratch)
+        #expect(answer.hasPrefix("3 December at 10:30 — "), "\(answer)")
     }
 
     // MARK: Summarise
@@ -175,6 +216,27 @@ import WorkspaceCore
         #expect(answer == "Hi Oskar,\n\nCould I have my drill back?\n\nThanks!", "\(answer)")
     }
 
+    @Test func aReviewerThatAlwaysRevisesCannotSendBackADraftTheEngineVerified() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Lent my drill to Oskar Brandt on Saturday.\n"])
+        let revisable = Counter()
+        let model = TestModel { request in
+            let schema = request.options.responseSchema
+            guard schema?.name == "verdict" else { return .text("Hi Oskar, could I have my drill back?") }
+            // Revise whenever the grammar allows it.
+            if let options = schema?.schema["anyOf"]?.arrayValue, let revise = options.last?["properties"] {
+                revisable.add()
+                let check = revise["check"]?["enum"]?.arrayValue?.first?.stringValue ?? ""
+                return .text(#"{"check": "\#(check)", "verdict": "revise", "who": "Wren"}"#)
+            }
+            let check = schema?.schema["properties"]?["check"]?["enum"]?.arrayValue?.first?.stringValue ?? ""
+            return .text(#"{"check": "\#(check)", "verdict": "approved"}"#)
+        }
+        let (answer, events) = try await Self.ask("Draft a message to Oskar asking for my drill back", in: scratch, model: model)
+        #expect(answer == "Hi Oskar, could I have my drill back?", "\(answer)")
+        #expect(revisable.value == 0, "the draft names Oskar and holds nothing unsupported: approving is the only choice")
+        #expect(!events.contains { if case .agentStarted(_, _, let by?, _) = $0 { return by.name == "Vera" } else { return false } })
+    }
+
     // MARK: Two hops
 
     @Test func theEmailOfThePersonILentMyDrillToTakesTwoHops() async throws {
@@ -213,6 +275,39 @@ import WorkspaceCore
 
     // MARK: Documents
 
+    @Test func theNewerMessageOfAThreadSaysWhenItIsNowNotTheQuotedOneNorTheHeader() async throws {
+        let thread = """
+            Subject: RE: the club dinner
+            From: Bettina Lorrimer
+            Date: Wednesday 14 October 2026, 11:26
+
+            Dear Maren,
+
+            I am sorry, but we have double-booked the hall on Friday 20 November.
+            I can offer you Friday 27 November 2026 instead, in the same room, with the dinner
+            starting at 19:30.
+
+            > From: Maren Quillby
+            > Sent: Thursday 1 October 2026, 15:40
+            >
+            > We confirm the club dinner on Friday 20 November 2026, from 19:00.
+            """
+        let scratch = try Self.workspace(files: ["Research/dinner-thread.md": thread])
+        let (answer, _) = try await Self.ask("When is the club dinner now?", in: scratch)
+        #expect(answer.hasPrefix("27 November 2026 at 19:30 — “I can offer you Friday 27 November 2026 instead"), "\(answer)")
+    }
+
+    @Test func anHTMLPageDroppedInResearchIsSearchedAsItsTextConvertedOnce() async throws {
+        guard InputConverter.executable("pandoc") != nil else { return }
+        let page = "<html><body><h1>Brill ferry</h1><p>The crossing takes <b>55 minutes</b>. Be at the quay early.</p></body></html>"
+        let scratch = try Self.workspace(files: ["Research/brill-ferry.html": page])
+        let (answer, _) = try await Self.ask("How long does the Brill ferry crossing take?", in: scratch)
+        #expect(answer.hasPrefix("55 minutes — "), "\(answer)")
+        #expect(answer.contains("(Research/brill-ferry.html:"), "\(answer)")
+        let cache = scratch.root + "/.relay/cache/text"
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: cache))?.count == 1, "one conversion kept, named by the page's bytes")
+    }
+
     @Test func aReleaseNotesHeadingAndATableSurviveSentenceSplitting() {
         #expect(RunExecutor.bare("4.3 (12 October 2026)") == "4.3 (12 October 2026)")
         #expect(RunExecutor.bare("2. Fixed the login") == "Fixed the login")
@@ -242,4 +337,12 @@ import WorkspaceCore
         #expect(prepared.contains("9 December"))
         #expect(!prepared.contains("2 December"), "\(prepared)")
     }
+}
+
+/// A count shared with a scripted model's closure.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
 }

@@ -57,7 +57,8 @@ import Testing
         ("What is the latest version?", .latest), ("Which appointment is earliest?", .earliest), ("Who offered the lowest price?", .lowest),
         ("Which flat is the largest?", .highest), ("What is the newest release?", .latest), ("Which supplier is cheaper?", .lowest),
         ("Which is the oldest invoice?", .earliest), ("Which hike was the longest?", .highest), ("Which shop had the highest price?", .highest),
-        ("Which was the first one we booked?", .earliest),
+        ("Which was the first one we booked?", .earliest), ("What time is the last ferry back on a Saturday?", .latest),
+        ("When is my first appointment with the new dentist?", .earliest),
     ])
     func superlativesAreComparisons(_ request: String, _ operation: RequestAnalysis.Operation) {
         let analysis = RequestRules.analyse(request, today: Self.today)
@@ -82,6 +83,12 @@ import Testing
     ])
     func aRequestForNewTextAboutTheNotesIsADraft(_ request: String) {
         #expect(Self.kind(request) == .draft, "\(request)")
+    }
+
+    @Test func theLastTimeAndLastWeekAreSpansOfTimeNotComparisons() {
+        #expect(Self.kind("What did I eat the last time I saw Mira?") != .compare)
+        #expect(Self.kind("Where did I park the last few days?") != .compare)
+        #expect(Self.kind("Who came round last week?") != .compare)
     }
 
     @Test func everyAsATimeWordAndItAsTheQuestionsSubjectChangeNothing() {

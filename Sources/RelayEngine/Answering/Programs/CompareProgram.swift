@@ -49,7 +49,10 @@ extension RunExecutor {
         let best = [.lowest, .earliest].contains(operation) ? items.min { $0.value < $1.value }! : items.max { $0.value < $1.value }!
         let line = lines[best.line]
         let which = ["lowest": "the lowest", "highest": "the highest", "earliest": "the earliest", "latest": "the latest"][operation.rawValue] ?? operation.rawValue
-        return "\(Self.label(of: line.text, without: best.shown)) — \(best.shown), \(which) of \(items.count) (\(line.source ?? "?"))"
+        let label = Self.label(of: line.text, without: best.shown)
+        // "Harl & Daughters — 4,320 crowns, …"; a row named by its whole text: the value first.
+        let head = label.hasPrefix("“") ? "\(best.shown) — \(label)" : "\(label) — \(best.shown)"
+        return "\(head), \(which) of \(items.count) (\(line.source ?? "?"))"
     }
 
     /// Words of a request for the lowest or highest price, and the headers of a price column.
