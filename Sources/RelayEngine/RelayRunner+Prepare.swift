@@ -58,6 +58,7 @@ extension RelayRunner {
         applyShape(of: relay, roster: roster, message: single == nil ? text : nil,
                    transcript: conversation == nil ? nil : transcript(ofChat: chatFile), to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
+        noteUnknownWords(in: &manifest)
         if let conversation, (try? workspace.resolve(chatFile).exists) == true {
             // Continuing a chat: the message goes at its end, as if the person had written it there.
             _ = conversation
@@ -121,6 +122,7 @@ extension RelayRunner {
         applyShape(of: relay, roster: roster, message: manifest.source == .chat ? manifest.request : nil,
                    transcript: manifest.source == .chat ? transcript(ofChat: manifest.chatFile) : nil, to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
+        noteUnknownWords(in: &manifest)
         try store.create(&manifest)
         return manifest
     }

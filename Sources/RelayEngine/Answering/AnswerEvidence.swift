@@ -148,9 +148,12 @@ struct AnswerEvidence {
             let loweredPiece = piece.lowercased()
             let replacing = asksWhatChanged && Self.changeWords.contains { loweredPiece.contains($0) }
             let bytes = Array(piece.utf8)
+            let clause = DocumentShape.clauseNumber(piece)
             for found in Claims.scan(piece, ignoring: ignoring) {
                 var claim = found.claim
                 var offset = found.offset
+                // A clause's number ("3.1 You pay …") says where, not how much.
+                if let clause, claim.kind == .number, claim.text == clause { continue }
                 if claim.kind == .name {
                     // "Tova Lind Office Manager" for "Who is the Office Manager?": the
                     // question's words at either end of a name are what it asks about, not the answer.

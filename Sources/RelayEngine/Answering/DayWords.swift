@@ -35,6 +35,19 @@ enum DayWords {
                 return days(add(-(count - 1), to: now), now, "the last \(count) days")
             }
         }
+        // "Tuesday the 9th", "on the 3rd": that day of this month (of the last, if it is still to come).
+        if let ordinal = words.compactMap({ word -> Int? in
+            guard let suffix = ["st", "nd", "rd", "th"].first(where: word.hasSuffix) else { return nil }
+            return Int(word.dropLast(suffix.count)).flatMap { (1...31).contains($0) ? $0 : nil }
+        }).first {
+            var month = calendar.dateComponents([.year, .month], from: now)
+            if ordinal > calendar.component(.day, from: now) { month = calendar.dateComponents([.year, .month], from: add(-calendar.component(.day, from: now), to: now)) }
+            month.day = ordinal
+            if let day = calendar.date(from: month) {
+                let name = weekdays.first(where: { text.contains(" \($0) ") }).map { $0.capitalized + " " } ?? ""
+                return days(day, day, name + "the \(words.first { $0.hasPrefix(String(ordinal)) } ?? String(ordinal))")
+            }
+        }
         if let name = weekdays.first(where: { text.contains(" \($0) ") }) {
             let target = weekdays.firstIndex(of: name)!
             var back = (weekday - target + 7) % 7

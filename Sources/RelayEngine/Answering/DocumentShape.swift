@@ -68,6 +68,23 @@ enum DocumentShape {
         return ["from", "to", "cc", "bcc", "sent", "date", "subject", "reply-to"].contains(field) ? field : nil
     }
 
+    /// A line that is a field of a form or schedule, "Policy number: TM-208817": a short
+    /// capitalised label, a colon, a value. A unit of its own, never part of a sentence.
+    static func isField(_ line: String) -> Bool {
+        guard let colon = line.firstIndex(of: ":"), line.first?.isUppercase == true else { return false }
+        let label = line[..<colon]
+        let after = line[line.index(after: colon)...]
+        return after.hasPrefix(" ") && !after.trimmingCharacters(in: .whitespaces).isEmpty && label.count <= 32
+            && label.split(separator: " ").count <= 4 && label.allSatisfy { $0.isLetter || $0 == " " || $0 == "-" || $0 == "'" || $0 == "(" || $0 == ")" }
+    }
+
+    /// The number a clause opens with ("3.1" of "3.1 You pay the first 250 florins"), or nil.
+    static func clauseNumber(_ line: String) -> String? {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard let match = trimmed.range(of: #"^\d{1,2}(\.\d{1,2})+\.? +(?=[A-Z])"#, options: .regularExpression) else { return nil }
+        return trimmed[match].trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+    }
+
     /// A line of a quoted earlier message: "> …", "On … wrote:", and everything after an
     /// "-----Original Message-----" line.
     static func isQuoted(_ lines: [String], at index: Int) -> Bool {

@@ -42,6 +42,9 @@ public struct RequestAnalysis: Sendable, Codable, Equatable {
     public var tasks: Bool = false
     /// How many items the request asks for ("three bullets", "top 5"); nil when it does not say.
     public var count: Int?
+    /// The words of what the request is about that no file of the workspace holds ("wifi",
+    /// "password"), found when its evidence was: the notes cannot speak of them.
+    public var unknown: [String]?
 
     public enum Operation: String, Sendable, Codable {
         case sum, difference, daysBetween = "days between", count
@@ -75,7 +78,7 @@ public struct RequestAnalysis: Sendable, Codable, Equatable {
 
 /// The kind of value a lookup asks for: what the answer must be (the reviewer checks it is).
 public enum ValueKind: String, Sendable, Codable, CaseIterable {
-    case person, place, name, date, time, number, money, email, phone, address, url, reason, phrase
+    case person, place, name, date, time, number, money, email, phone, address, url, code, reason, phrase
 
     var described: String {
         switch self {
@@ -90,6 +93,7 @@ public enum ValueKind: String, Sendable, Codable, CaseIterable {
         case .phone: "a phone number"
         case .address: "a street address"
         case .url: "a web address"
+        case .code: "a reference code"
         case .reason: "a reason"
         case .phrase: "a short phrase"
         }
@@ -102,10 +106,10 @@ public enum ValueKind: String, Sendable, Codable, CaseIterable {
         case .date, .time: .date
         case .number, .money: .number
         case .reason: .reason
-        case .email, .phone, .address, .url, .phrase: .any
+        case .email, .phone, .address, .url, .code, .phrase: .any
         }
     }
 
     /// Values that are spans of their own (`ValueSpans`), not claims.
-    var isSpan: Bool { [.email, .phone, .address, .url].contains(self) }
+    var isSpan: Bool { [.email, .phone, .address, .url, .code].contains(self) }
 }

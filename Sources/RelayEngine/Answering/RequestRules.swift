@@ -32,6 +32,8 @@ enum RequestRules {
     static let summaryPhrases: [String] = [
         "sum up", "a summary", "an overview", "what did i do", "what have i done", "what happened", "how was my", "catch me up",
         "what went on", "the gist", "main points", "key points", "what was my week", "what did we do",
+        "a rundown", "the rundown", "rundown of", "run-down", "run down of", "been up to", "did i get up to", "what have we done",
+        "a round-up", "round up", "a roundup", "a review of my",
     ]
 
     /// Phrases of arithmetic, and the operation each means. "How many days until" counts days
@@ -72,12 +74,22 @@ enum RequestRules {
         // "Who" with a verb of coming or being there asks for the set of people, not one person.
         "who is coming", "who's coming", "who are coming", "who came", "who will come", "who attended", "who went", "who was there",
         "who is invited", "who was invited", "who are invited", "who is going", "who's going",
+        "who have i invited", "who did i invite", "who have we invited", "who did we invite",
+        // "What's on in March?", "What is left on my list?": the events, the open items.
+        "what is on ", "what is left ", "on my list",
     ]
     /// Phrases that make a request about open tasks (the engine then reads the task lines of the
     /// notes, not the lines most like the request).
     static let taskPhrases: [String] = [
         "to-do", "todo", "to do", "need to", "have to", "must i", "should i", "tasks", "task list", "chores", "errands",
-        "left to do", "still need", "outstanding", "pending", "open items", "not done", "haven't done", "remind me",
+        "left to do", "still need", "outstanding", "pending", "open items", "not done", "haven't done", "remind me to",
+        "on my list", "left on my", "what is left",
+    ]
+    /// "Do I have a confirmation number for the hotel?": an auxiliary, but asking for a value
+    /// the person hopes is in the notes — answered with it, not with "yes".
+    static let valueQuestionOpenings: [String] = [
+        "do i have a", "do i have an", "do i have the", "do we have a", "do we have an", "do we have the", "have i got a", "have we got a",
+        "is there a", "is there an",
     ]
 
     /// Auxiliary verbs: a request that opens with one (after any polite opening) asks yes or no.
@@ -96,6 +108,10 @@ enum RequestRules {
         ("email", .email), ("e-mail", .email), ("mail address", .email),
         ("phone", .phone), ("mobile number", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
         ("website", .url), ("web address", .url), ("url", .url), ("web page", .url), ("link to", .url),
+        // A reference of letters and digits ("HLM-40917"), not a quantity.
+        ("confirmation number", .code), ("confirmation code", .code), ("booking number", .code), ("booking reference", .code),
+        ("booking code", .code), ("reference number", .code), ("reference", .code), ("policy number", .code), ("order number", .code),
+        ("flight number", .code), ("membership number", .code), ("tracking number", .code), ("error code", .code), ("code", .code),
         // Then the question word decides ("Who will pay the rent?" asks for a person, "How many
         // samples were lost when …" for a number): measures first, then time, people, places.
         ("how much", .money), ("what price", .money),
@@ -103,7 +119,7 @@ enum RequestRules {
         ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
         ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
         ("what number", .number), ("what percentage", .number), ("temperature", .number),
-        ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
+        ("closing time", .time), ("opening time", .time), ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
         ("when", .date), ("what date", .date), ("which date", .date), ("what day", .date), ("which day", .date), ("by when", .date),
         ("what year", .date), ("how soon", .date),
         ("who", .person), ("whom", .person), ("whose", .person),
@@ -112,10 +128,14 @@ enum RequestRules {
         ("where", .place),
         ("why", .reason), ("what reason", .reason), ("how come", .reason), ("how do", .reason), ("how does", .reason),
         ("how did", .reason), ("how can", .reason), ("how should", .reason), ("how to", .reason),
+        // "What does E17 mean?": a sentence that explains, like a reason.
+        ("mean", .reason), ("means", .reason), ("meaning of", .reason), ("stand for", .reason), ("stands for", .reason),
         // Without a question word that says, nouns of the value.
         ("deadline", .date), ("due", .date),
         ("cost", .money), ("price", .money), ("budget", .money), ("rent", .money), ("fee", .money), ("pay", .money), ("paid", .money),
         ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money), ("fare", .money),
+        // The money words of bills and policies.
+        ("excess", .money), ("premium", .money), ("deposit", .money), ("deductible", .money), ("charge", .money), ("wage", .money),
         ("called", .name), ("named", .name), ("name", .name), ("which company", .name), ("what company", .name),
         ("which book", .name), ("what book", .name), ("which shop", .name), ("what shop", .name),
         ("number", .number),
@@ -201,6 +221,9 @@ enum RequestRules {
         if let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
             return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")
         }
+        if let phrase = valueQuestionOpenings.first(where: { opening.hasPrefix(" \($0) ") }), value(asked: text).isSpan {
+            return RequestAnalysis(kind: .lookup, why: "“\(phrase) …”: asks for the value, not yes or no")
+        }
         if auxiliaries.contains(first), words.count > 1 {
             return RequestAnalysis(kind: .yesNo, why: "opens with “\(first)”: a yes/no question")
         }
@@ -242,8 +265,22 @@ enum RequestRules {
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
-        valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+        let found = valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+        // "When does the bank close?": opening hours are times of day.
+        if found == .date, [" open ", " opens ", " close ", " closes ", " shut ", " shuts "].contains(where: text.contains) { return .time }
+        // "How much salt goes in …?" asks for a quantity; "how much did …", "how much is …" for money.
+        if found == .money, let range = text.range(of: " how much ") {
+            let next = text[range.upperBound...].split(separator: " ").first.map(String.init) ?? ""
+            if !next.isEmpty, !auxiliaries.contains(next), !moneyFollowers.contains(next) { return .number }
+        }
+        return found
     }
+
+    /// Words after "how much" that keep it a question of money.
+    static let moneyFollowers: Set<String> = [
+        "money", "cash", "i", "we", "you", "it", "they", "he", "she", "for", "to", "in", "more", "less", "extra", "altogether", "total",
+        "rent", "cost", "costs", "tax", "vat",
+    ]
 
     /// Pronouns that point back to whom (or where) the previous answer named: a follow-up ("What
     /// is his email address?") is about that person. "It" and "that" point back to what the

@@ -54,10 +54,22 @@ extension RelayRunner {
             let holding = widened.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
             ranked = Array((holding + ranked.filter { line in !holding.contains(line) }).prefix(max(keep, min(holding.count, keep + 2))))
         }
+        if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {
+            ranked = operandLines(ranked, question: query, dates: analysis.operation == .daysBetween, excluded: excluded, evidence: evidence)
+        }
         if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
         }
         return ranked
+    }
+
+    /// Notes in the request's analysis the words of its topic no searched file holds.
+    func noteUnknownWords(in manifest: inout RunManifest) {
+        guard manifest.analysis != nil, manifest.document == nil, manifest.retrieved != nil else { return }
+        let topic = Support.topicTerms(of: manifest.searchQuery(ignoring: Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"])))
+        let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
+        let unknown = WorkspaceSearch(workspace: workspace).unknownTerms(topic, excluding: excluded)
+        manifest.analysis?.unknown = unknown.isEmpty ? nil : unknown.sorted()
     }
 
     /// The most lines of evidence a run keeps (a week of notes, a to-do list, a table).
@@ -110,6 +122,34 @@ extension RelayRunner {
         return [first] + hopped + ranked.dropFirst().filter { line in !hopped.contains { $0.path == line.path && $0.line == line.line } }
     }
 
+    /// Arithmetic over things the request joins with "and" ("the fridge repair and the
+    /// bannetons"): each thing is searched for on its own, and the best line about it that
+    /// holds an amount (or a date, for days between) comes first — kept whatever the model
+    /// chooses. One search for the whole request finds lines about both words at once, seldom
+    /// the two lines that hold the operands.
+    private func operandLines(_ ranked: [RetrievedLine], question: String, dates: Bool, excluded: Set<String>, evidence: Evidence) -> [RetrievedLine] {
+        let parts = question.lowercased().components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
+        guard parts.count >= 2 else { return ranked }
+        var found: [RetrievedLine] = []
+        for part in parts {
+            let topic = Support.topicTerms(of: part).subtracting(Support.topicTerms(of: parts.filter { $0 != part }.joined(separator: " ")))
+            guard !topic.isEmpty else { continue }
+            let hits = widened(WorkspaceSearch(workspace: workspace).lines(matching: topic.sorted().joined(separator: " "), limit: 12, excluding: excluded),
+                               evidence: evidence)
+            let holding = hits.first { line in
+                !found.contains { $0.path == line.path && $0.line == line.line } && Support.coverage(of: topic, in: line.withHeading) > 0
+                    && (dates ? Claims.extract(from: line.text).contains { $0.kind == .date }
+                              : !RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: line.text, source: nil)]).isEmpty)
+            }
+            if var line = holding {
+                line.score = Evidence.structural
+                found.append(line)
+            }
+        }
+        guard found.count >= 2 else { return ranked }
+        return found + ranked.filter { line in !found.contains { $0.path == line.path && $0.line == line.line } }
+    }
+
     /// How many times the lines kept are searched for, to be ranked again by their evidence.
     static let retrievalPool = 3
 
@@ -160,11 +200,14 @@ extension RelayRunner {
             // A mail header ("Date: …", "Subject: …") is a line of its own, not part of a sentence.
             return quoted(line) == level && !trimmed.isEmpty && !trimmed.hasPrefix("#") && !trimmed.hasPrefix("- ") && !trimmed.hasPrefix("* ")
                 && !trimmed.hasPrefix("|") && !trimmed.hasPrefix("<!--") && !trimmed.hasPrefix("-----") && DocumentShape.emailHeader(trimmed) == nil
+                && !DocumentShape.isField(trimmed)
         }
         guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
+        // A numbered clause ("3.1 You pay the first 250 florins …") starts a unit of its own.
+        func startsClause(_ line: String) -> Bool { DocumentShape.clauseNumber(unquoted(line)) != nil }
         var start = index, end = index
-        while start > 0, prose(lines[start - 1]) { start -= 1 }
-        while end + 1 < lines.count, prose(lines[end + 1]) { end += 1 }
+        while start > 0, !startsClause(lines[start]), prose(lines[start - 1]) { start -= 1 }
+        while end + 1 < lines.count, prose(lines[end + 1]), !startsClause(lines[end + 1]) { end += 1 }
         guard start < end else { return level ? unquoted(lines[index]) : nil }
         var offset = 0, lineStart = 0, lineEnd = 0
         var joined = ""

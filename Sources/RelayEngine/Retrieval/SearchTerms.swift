@@ -112,7 +112,7 @@ enum SearchTerms {
         "drove": "drive", "driven": "drive", "flew": "fly", "flown": "fly", "rode": "ride", "swam": "swim", "broke": "break", "broken": "break",
         "fell": "fall", "fallen": "fall", "ate": "eat", "eaten": "eat", "drank": "drink", "sang": "sing", "sat": "sit", "stood": "stand",
         "taught": "teach", "thought": "think", "caught": "catch", "fought": "fight", "hid": "hide", "lent": "lend", "rang": "ring",
-        "saw": "see", "seen": "see", "came": "come", "became": "become", "got": "get", "gotten": "get", "moved": "move", "hung": "hang",
+        "saw": "see", "seen": "see", "payment": "pay", "payments": "pay", "came": "come", "became": "become", "got": "get", "gotten": "get", "moved": "move", "hung": "hang",
     ]
 
     static let stopwords: Set<String> = Set("""

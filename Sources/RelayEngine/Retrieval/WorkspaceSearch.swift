@@ -84,6 +84,21 @@ public struct WorkspaceSearch: Sendable {
         return statistics.ranked(limit: limit)
     }
 
+    /// Of `terms` (search terms), those no searched line holds — not even a heading. The chats
+    /// and the agents' journal are left out: they repeat the questions asked (a question about
+    /// the wifi password is no note of it).
+    public func unknownTerms(_ terms: Set<String>, excluding: Set<String> = []) -> Set<String> {
+        guard !terms.isEmpty, let entries = try? workspace.list(".", recursive: true) else { return [] }
+        var missing = terms
+        let sources = SourceText(workspace: workspace)
+        for entry in entries where entry.kind == .file && !excluding.contains(entry.path) && !missing.isEmpty
+            && entry.size <= (SourceText.isConverted(entry.path) ? Self.largestConvertedFile : Self.largestFile) {
+            guard let weight = Self.weight(of: entry.path), weight == 1, let text = sources.text(of: entry.path) else { continue }
+            missing.subtract(SearchTerms.terms(of: text))
+        }
+        return missing
+    }
+
     /// How much a file's lines count, or nil when it is not searched: `context.md`, Markdown
     /// and text under `Journal/` and `Research/` count fully, `Chats/*.md` half,
     /// `Journal/agent/` a quarter; a README,

@@ -78,6 +78,13 @@ extension RunExecutor {
     /// "The workspace does not say: …" when the run's evidence cannot answer the question at
     /// all (``Support/gap(question:lines:ignoring:)``), before a program looks for a value.
     func unsupported(by lines: [SourcedLine]) -> String? {
+        // What the request is about is not in the workspace: two of its words, or half of them,
+        // are in no file ("the wifi password at the bakery" where no note mentions wifi).
+        let topic = Support.topicTerms(of: evidenceQuestion)
+        if let unknown = manifest.analysis?.unknown.map(Set.init)?.intersection(topic), !unknown.isEmpty,
+           unknown.count >= 2 || unknown.count * 2 >= topic.count {
+            return notFound("no file of the workspace mentions " + unknown.sorted().map { "“\($0)”" }.joined(separator: " or "), closest: lines)
+        }
         let pool = (manifest.retrieved ?? []).map(\.withHeading)
         guard let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) else { return nil }
         return notFound(gap, closest: lines)

@@ -73,7 +73,7 @@ extension RunExecutor {
     /// The numeric column of the rows in `lines` the request compares: the one whose header
     /// shares a word with the request, else for a question about price the price column, else
     /// the first numeric one; nil when the lines are no table rows.
-    static func column(for question: String, in lines: [SourcedLine], holding fits: (String) -> Bool = { $0.first?.isNumber == true }) -> String? {
+    static func column(for question: String, in lines: [SourcedLine], holding fits: (String) -> Bool = isAmount) -> String? {
         let rows = lines.compactMap { cells(of: $0.text) }
         guard rows.count >= 2 else { return nil }
         let numeric = rows[0].map(\.header).filter { header in
@@ -85,6 +85,13 @@ extension RunExecutor {
             return price
         }
         return numeric.first
+    }
+
+    /// A cell that holds an amount to compare: a number, not a date ("01 Jan") or a time.
+    static func isAmount(_ cell: String) -> Bool {
+        let text = cell.trimmingCharacters(in: .whitespaces)
+        guard text.first?.isNumber == true || "€$£¥".contains(text.first ?? " ") else { return false }
+        return Claims.extract(from: text).first?.kind != .date && ValueSpans.find(.time, in: text).isEmpty
     }
 
     /// A cell's moment, to order by: a date (with its time, if any), else a time of day (minutes).

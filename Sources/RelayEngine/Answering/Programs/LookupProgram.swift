@@ -20,8 +20,9 @@ extension RunExecutor {
             // A reason is a sentence, not a value: the line the previous agent put first.
             return "“\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
         }
-        if value == .time, let found = spanOptions(.time, in: lines, question: question).first {
+        if value == .time, var found = spanOptions(.time, in: lines, question: question).first {
             let line = lines[found.line]
+            if let hours = Self.hoursTime(asked: question, in: line.text) { found.text = hours }
             return "\(found.text) — “\(Self.quote(of: found.text, in: line.text))”" + (line.source.map { " (\($0))" } ?? "")
         }
         let earlier = manifest.previousExchange?.message
@@ -49,9 +50,37 @@ extension RunExecutor {
             // … with the dinner starting at 19:30").
             shown += " at " + time
         }
+        if value == .place, let address = ValueSpans.find(.address, in: line.text).first(where: { $0.contains(chosen.text) }) {
+            // "Where is my GP's surgery?": the street address the place name is part of.
+            shown = address
+        }
+        if value == .person, let all = Self.coordinated(chosen.text, in: chosen.piece, ignoring: ignoredNames) {
+            // "Who have I invited?" — "Juno, Priya, Rafe and Leontine": every name of the list
+            // the chosen one is in.
+            shown = all
+        }
         // The sentence the value was found in with the most evidence.
         let quoted = chosen.piece.contains(chosen.text) && line.text.contains(chosen.piece) ? chosen.piece : Self.quote(of: chosen.text, in: line.text)
         return "\(shown) — “\(Self.clip(quoted))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
+    }
+
+    /// The names joined with `name` by commas and "and" in `piece` ("Juno, Priya, Rafe and
+    /// Leontine"), as written; nil when `name` stands alone.
+    static func coordinated(_ name: String, in piece: String, ignoring: Set<String>) -> String? {
+        let bytes = Array(piece.utf8)
+        let names = Claims.scan(piece, ignoring: ignoring).filter { $0.claim.kind == .name }
+            .map { (start: $0.offset, end: min(bytes.count, $0.offset + $0.claim.text.utf8.count), text: $0.claim.text) }
+        guard let index = names.firstIndex(where: { $0.text == name }) else { return nil }
+        func joined(_ left: Int, _ right: Int) -> Bool {
+            guard names[left].end <= names[right].start else { return false }
+            let between = String(decoding: bytes[names[left].end..<names[right].start], as: UTF8.self)
+            return [", ", " and ", ", and ", " & ", " or "].contains(between)
+        }
+        var first = index, last = index
+        while first > 0, joined(first - 1, first) { first -= 1 }
+        while last + 1 < names.count, joined(last, last + 1) { last += 1 }
+        guard first < last else { return nil }
+        return String(decoding: bytes[names[first].start..<names[last].end], as: UTF8.self)
     }
 
     /// An email address, phone number, web or street address: a span of that kind, whole, from
@@ -87,6 +116,28 @@ extension RunExecutor {
             for span in ValueSpans.find(value, in: line.text) where seen.insert(span).inserted { result.append((span, index)) }
         }
         return result
+    }
+
+    /// Opening hours: for "When does it close on Saturdays?" over "Monday to Friday 09:00 to
+    /// 17:00 and Saturday 09:00 to 12:30", the end of the range after the day the question
+    /// names (its start for "open"); nil when the line holds no range of times.
+    static func hoursTime(asked question: String, in line: String) -> String? {
+        let words = Set(RequestRules.words(of: question))
+        let closing = !words.isDisjoint(with: ["close", "closes", "closing", "shut", "shuts", "finish", "finishes", "end", "ends", "until", "till"])
+        let opening = !words.isDisjoint(with: ["open", "opens", "opening", "start", "starts", "begin", "begins"])
+        guard closing || opening else { return nil }
+        var text = Substring(line)
+        let lowered = line.lowercased()
+        // The part of the line from the day the question names.
+        if let day = DayWords.weekdays.first(where: { words.contains($0) || words.contains($0 + "s") }), let at = lowered.range(of: day) {
+            text = line[at.lowerBound...]
+        }
+        let range = try! NSRegularExpression(pattern: #"((?:[01]?\d|2[0-3])[:.][0-5]\d(?: ?[ap]\.?m\.?)?|(?:1[0-2]|0?[1-9]) ?[ap]\.?m\.?)\s*(?:to|until|till|–|-)\s*((?:[01]?\d|2[0-3])[:.][0-5]\d(?: ?[ap]\.?m\.?)?|(?:1[0-2]|0?[1-9]) ?[ap]\.?m\.?)"#,
+                                             options: [.caseInsensitive])
+        let piece = String(text)
+        guard let match = range.firstMatch(in: piece, range: NSRange(piece.startIndex..., in: piece)),
+              let span = Range(match.range(at: closing ? 2 : 1), in: piece) else { return nil }
+        return String(piece[span])
     }
 
     /// "\nvia “…” (path:line)": the first line, when the answer came from another line that a

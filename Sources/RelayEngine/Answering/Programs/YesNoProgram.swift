@@ -11,8 +11,20 @@ extension RunExecutor {
         if let gap = unsupported(by: lines) { return gap }
         let topic = Support.topicTerms(of: question)
         let covered: [(index: Int, share: Double)] = lines.indices.map { ($0, Support.coverage(of: topic, in: lines[$0].text)) }
-        let about: [Int] = covered.filter { $0.share >= 0.5 }.sorted { $0.share != $1.share ? $0.share > $1.share : $0.index < $1.index }.map(\.index)
+        var about: [Int] = covered.filter { $0.share >= 0.5 }.sorted { $0.share != $1.share ? $0.share > $1.share : $0.index < $1.index }.map(\.index)
         guard !about.isEmpty else { return notFound("no line found decides it", closest: lines) }
+        let words = Set(RequestRules.words(of: manifest.requestLead))
+        if !words.isDisjoint(with: Self.stillWords) {
+            // "Is the fridge still broken?": how things stand now — the newest note about it
+            // decides; one that says the state ended ("fixed the fridge") says no.
+            let newest = about.max { (Self.day(of: lines[$0].source) ?? "") < (Self.day(of: lines[$1].source) ?? "") }!
+            let line = lines[newest]
+            if about.count > 1, !words.isDisjoint(with: ["still", "anymore"]), Self.day(of: line.source) != nil,
+               Self.endsAState(line.text, asked: question) {
+                return "No — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
+            }
+            about = [newest] + about.filter { $0 != newest }
+        }
         let offered = Array(about.prefix(Self.answerChoices))
         let index = try await choose(step, agent: agent, options: offered.map { lines[$0].text }, question: "Which line decides the question?",
                                      context: "", restored: restored, tally: &tally)
@@ -28,6 +40,26 @@ extension RunExecutor {
         " not ", "n't ", " never ", " no ", " none ", " nobody ", " nothing ", " forgot ", " forgotten ", " missed ", " cancelled ",
         " canceled ", " postponed ", " not yet ", " failed to ", " unable to ", " without ",
     ]
+
+    /// Words of a question about how things stand now.
+    static let stillWords: Set<String> = ["still", "anymore", "now", "yet"]
+    /// Words of a line saying a state has ended: a thing broken is fixed, a thing lent is back,
+    /// a bill owed is paid, a thing lost is found.
+    static let endedWords: Set<String> = Set(SearchTerms.terms(of: """
+        fixed repaired mended working resolved solved sorted replaced returned back found paid settled closed cancelled finished done         recovered healed delivered arrived collected
+        """))
+
+    /// Whether `line` says the state asked about ended: a word of ``endedWords`` the question
+    /// itself does not use ("fixed" for "still broken?"; "paid" for "Have I paid …?" affirms).
+    static func endsAState(_ line: String, asked question: String) -> Bool {
+        !Set(SearchTerms.terms(of: line)).intersection(endedWords).subtracting(SearchTerms.terms(of: question)).isEmpty
+    }
+
+    /// The day of a dated note, from its path ("Journal/user/2027-02-04.md").
+    static func day(of source: String?) -> String? {
+        guard let source, let range = source.range(of: #"\d{4}-\d{2}-\d{2}"#, options: .regularExpression) else { return nil }
+        return String(source[range])
+    }
 
     /// Whether `line` affirms what it speaks of.
     static func polarity(of line: String) -> Bool {
