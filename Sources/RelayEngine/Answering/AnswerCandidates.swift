@@ -35,6 +35,14 @@ enum AnswerCandidates {
         var evidence: Double = 0
         /// The sentence of the line it was found in, with that evidence.
         var piece: String = ""
+
+        /// Whether it is an amount of money: a currency sign, a currency word after it or an
+        /// abbreviation before it.
+        var isMoney: Bool {
+            let words = text.lowercased().split(whereSeparator: { $0 == " " }).map { $0.trimmingCharacters(in: .punctuationCharacters) }
+            return text.contains(where: { "€$£¥ƒ".contains($0) }) || words.contains(where: AnswerEvidence.money.contains)
+                || words.first.map(AnswerEvidence.moneyBefore.contains) == true
+        }
     }
 
     /// The candidates worth offering: those of the first one's line whose evidence is close to

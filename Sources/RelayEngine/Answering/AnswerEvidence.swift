@@ -194,9 +194,15 @@ struct AnswerEvidence {
                     if counted.contains(where: SearchTerms.terms(of: after).prefix(3).contains) {
                         evidence += counted.reduce(0) { $0 + (weights[$1] ?? 0) } + 1
                     }
-                    let symbol = claim.text.first.map { "€$£¥".contains($0) } ?? false
+                    let wordBefore = String(decoding: bytes[..<min(offset, bytes.count)].suffix(8), as: UTF8.self)
+                        .split(separator: " ").last.map { $0.lowercased().trimmingCharacters(in: .punctuationCharacters) } ?? ""
+                    let currencyBefore = Self.moneyBefore.contains(wordBefore) && offset > 0 && bytes[offset - 1] == UInt8(ascii: " ")
+                    let symbol = (claim.text.first.map { "€$£¥".contains($0) } ?? false) || currencyBefore
                     if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
                     if unitWord { shown += " " + said.joined(separator: " ") }
+                    if currencyBefore, !unitWord, let original = String(decoding: bytes[..<offset], as: UTF8.self).split(separator: " ").last {
+                        shown = original + " " + shown
+                    }
                     if claim.kind == .date || unitWord, let start = Self.rangeStart(before: offset, in: bytes) { shown = start + shown }
                     // "minus 41 degrees": the sign is part of the value.
                     let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(9), as: UTF8.self).lowercased()
@@ -375,7 +381,12 @@ struct AnswerEvidence {
     }
 
     static let money: Set<String> = ["crowns", "crown", "euros", "euro", "eur", "dollars", "dollar", "usd", "pounds", "gbp", "francs", "yen",
-                                     "kroner", "kronor", "krona", "pesos", "rupees", "cents", "pence", "zloty", "lei", "forint"]
+                                     "kroner", "kronor", "krona", "pesos", "rupees", "cents", "pence", "zloty", "lei", "forint",
+                                     "florins", "florin", "guilders", "chf", "sek", "nok", "dkk", "jpy", "cad", "aud", "nzd", "inr", "rand",
+                                     "yuan", "rmb", "lira", "lire", "dinars", "dirhams", "riyals", "shillings", "marks", "baht", "won"]
+    /// Currency written before the amount ("fl 34.75", "EUR 12", "kr 200", "Rs 500").
+    static let moneyBefore: Set<String> = ["fl", "ƒ", "eur", "usd", "gbp", "chf", "sek", "nok", "dkk", "kr", "rs", "inr", "jpy", "cad", "aud",
+                                           "nzd", "r", "fr", "sfr"]
     static let distance: Set<String> = ["km", "kilometres", "kilometers", "kilometre", "kilometer", "miles", "mile", "metres", "meters", "metre", "meter", "m", "yards", "feet", "ft"]
     static let duration: Set<String> = ["seconds", "second", "minutes", "minute", "min", "mins", "hours", "hour", "h", "hrs", "days", "day", "weeks", "week",
                                         "months", "month", "years", "year"]
@@ -386,7 +397,8 @@ struct AnswerEvidence {
     static func units(for question: String) -> Set<String> {
         let text = " " + question.lowercased().split { !$0.isLetter }.joined(separator: " ") + " "
         let moneyWords = [" cost ", " costs ", " price ", " priced ", " pay ", " paid ", " spend ", " spent ", " rent ", " budget ", " quote ",
-                          " quoted ", " fee ", " fees ", " charge ", " charged ", " worth ", " salary ", " fare ", " earn ", " earned "]
+                          " quoted ", " fee ", " fees ", " charge ", " charged ", " charges ", " worth ", " salary ", " fare ", " earn ", " earned ",
+                          " owe ", " owes ", " excess ", " premium ", " deposit ", " deductible ", " wage ", " wages "]
         if moneyWords.contains(where: text.contains) { return money }
         if text.contains(" how far ") { return distance }
         if text.contains(" how long ") { return duration.union(distance) }

@@ -266,6 +266,8 @@ enum RequestRules {
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
         let found = valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+        // "Who should I call about the door? I need the number.": the phone number.
+        if [" call ", " ring ", " phone "].contains(where: text.contains), text.contains(" number ") { return .phone }
         // "When does the bank close?": opening hours are times of day.
         if found == .date, [" open ", " opens ", " close ", " closes ", " shut ", " shuts "].contains(where: text.contains) { return .time }
         // "How much salt goes in …?" asks for a quantity; "how much did …", "how much is …" for money.

@@ -49,13 +49,16 @@ enum Support {
     /// - no line shares a word of what the question is about;
     /// - the question asks for something of someone ("Yusuf's cat", "my neighbour's dog") and no
     ///   line speaks of that thing, though lines speak of its owner.
+    /// How a gap for a name no line holds opens.
+    static let unmentionedName = "no line of the workspace mentions"
+
     static func gap(question: String, lines: [String], ignoring: Set<String>) -> String? {
         guard !lines.isEmpty else { return "no line of the workspace matches the request" }
         let pool = lines.map { Set(SearchTerms.terms(of: AnswerEvidence.withoutPaths($0))) }
         let everything = pool.reduce(into: Set<String>()) { $0.formUnion($1) }
         for claim in Claims.extract(from: question, ignoring: ignoring) where claim.kind == .name {
             let terms = Set(SearchTerms.terms(of: claim.text))
-            if !terms.isEmpty, terms.isDisjoint(with: everything) { return "no line of the workspace mentions \(claim.text)" }
+            if !terms.isEmpty, terms.isDisjoint(with: everything) { return "\(unmentionedName) \(claim.text)" }
         }
         let topic = topicTerms(of: question)
         guard !topic.isEmpty else { return nil }

@@ -64,6 +64,11 @@ extension RunExecutor {
         guard let analysis = manifest.analysis, manifest.document == nil, [.other, .list].contains(analysis.kind), !analysis.tasks else { return false }
         let words = Set(RequestRules.words(of: manifest.requestLead))
         if !words.isDisjoint(with: RequestRules.firstPerson) || manifest.previousExchange != nil { return false }
+        // "What's on in March according to the traders' newsletter?": a request that names a
+        // document of the workspace is about the workspace.
+        let topic = Support.topicTerms(of: manifest.requestLead)
+        let named = Set((manifest.retrieved ?? []).flatMap { SearchTerms.terms(of: ($0.path as NSString).lastPathComponent.replacingOccurrences(of: "-", with: " ")) })
+        if !named.isDisjoint(with: topic) { return false }
         let evidence = (manifest.retrieved ?? []).map(\.withHeading)
         return Support.gap(question: manifest.requestLead, lines: evidence, ignoring: ignoredNames) != nil
             || (evidence.map { Support.coverage(of: Support.topicTerms(of: manifest.requestLead), in: $0) }.max() ?? 0) < 1
@@ -78,16 +83,23 @@ extension RunExecutor {
     /// "The workspace does not say: …" when the run's evidence cannot answer the question at
     /// all (``Support/gap(question:lines:ignoring:)``), before a program looks for a value.
     func unsupported(by lines: [SourcedLine]) -> String? {
+        let pool = (manifest.retrieved ?? []).map(\.withHeading)
+        let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames)
+        // A name no line mentions says it best ("no line of the workspace mentions Zebedee Farrow").
+        if let gap, gap.hasPrefix(Support.unmentionedName) { return notFound(gap, closest: lines) }
         // What the request is about is not in the workspace: two of its words, or half of them,
         // are in no file ("the wifi password at the bakery" where no note mentions wifi).
         let topic = Support.topicTerms(of: evidenceQuestion)
         if let unknown = manifest.analysis?.unknown.map(Set.init)?.intersection(topic), !unknown.isEmpty,
            unknown.count >= 2 || unknown.count * 2 >= topic.count {
-            return notFound("no file of the workspace mentions " + unknown.sorted().map { "“\($0)”" }.joined(separator: " or "), closest: lines)
+            // As the request wrote them.
+            let written = RequestRules.words(of: evidenceQuestion).filter { !unknown.isDisjoint(with: SearchTerms.terms(of: $0)) }
+            var seen: Set<String> = []
+            let shown = written.filter { seen.insert($0).inserted }.map { "“\($0)”" }
+            return notFound("no file of the workspace mentions " + (shown.isEmpty ? unknown.sorted().map { "“\($0)”" } : shown).joined(separator: " or "),
+                            closest: lines)
         }
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
-        guard let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames) else { return nil }
-        return notFound(gap, closest: lines)
+        return gap.map { notFound($0, closest: lines) }
     }
 
     /// "The workspace does not say: <why>." and the closest line found, with its source.

@@ -81,6 +81,13 @@ extension RunExecutor {
         }
         let asked = Set(SearchTerms.terms(of: question))
         if let named = numeric.first(where: { !Set(SearchTerms.terms(of: $0)).isDisjoint(with: asked.subtracting(moneyWords)) }) { return named }
+        // "the biggest payment out" → "Paid out": the header sharing most words with the request.
+        // Plain words count too: "out" is no search term, but it tells "Paid out" from "Paid in".
+        let plain = Set(RequestRules.words(of: question)).subtracting(["the", "a", "an", "of", "in", "on", "at", "to", "for", "and", "is", "was", "by"])
+        let shared = numeric.map { header in
+            (header, Set(SearchTerms.terms(of: header)).intersection(asked).count + Set(RequestRules.words(of: header)).intersection(plain).count)
+        }.filter { $0.1 > 0 }
+        if let best = shared.max(by: { $0.1 < $1.1 }), shared.filter({ $0.1 == best.1 }).count == 1 { return best.0 }
         if !asked.isDisjoint(with: moneyWords), let price = numeric.first(where: { !Set(SearchTerms.terms(of: $0.lowercased())).isDisjoint(with: moneyHeaders) }) {
             return price
         }

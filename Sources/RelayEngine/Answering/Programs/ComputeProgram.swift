@@ -57,8 +57,15 @@ extension RunExecutor {
                 let end = min(bytes.count, found.offset + text.utf8.count)
                 let after = String(decoding: bytes[end...].prefix(24), as: UTF8.self)
                 let word = after.split(separator: " ").first.map { $0.trimmingCharacters(in: .punctuationCharacters).lowercased() } ?? ""
+                let before = String(decoding: bytes[..<found.offset].suffix(8), as: UTF8.self)
+                    .split(separator: " ").last.map { $0.trimmingCharacters(in: .punctuationCharacters) } ?? ""
+                let currencyBefore = AnswerEvidence.moneyBefore.contains(before.lowercased()) && bytes[..<found.offset].last == UInt8(ascii: " ")
                 let unit = AnswerEvidence.anyUnit.contains(word) ? word : nil
-                guard symbol || unit != nil, let value = Calculator.number(text) else { continue }
+                guard symbol || currencyBefore || unit != nil, let value = Calculator.number(text) else { continue }
+                if currencyBefore {
+                    result.append(Amount(value: value, number: text, shown: before + " " + text, prefix: before + " ", unit: nil, line: index))
+                    continue
+                }
                 let prefix = symbol ? String(text.prefix(1)) : ""
                 let number = symbol ? String(text.dropFirst()) : text
                 result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index))

@@ -27,8 +27,19 @@ extension RunExecutor {
         }
         let earlier = manifest.previousExchange?.message
         let texts = lines.map(\.text)
-        let fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
+        var fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
+        if value == .money {
+            // An amount of money says so: a currency sign or word ("42 florins", "fl 34.75", "€12"),
+            // not a bare number ("the 26th").
+            // With no amount said to be money, a bare number of a sentence about the question
+            // ("the rent is 950 a month") still may be — an ordinal ("the 26th") is not.
+            let money = fitting.filter(\.isMoney)
+            let topic = Support.topicTerms(of: question)
+            fitting = !money.isEmpty ? money : fitting.filter { candidate in
+                candidate.text.last?.isNumber == true && Support.coverage(of: topic, in: candidate.piece) >= 0.5
+            }
+        }
         if fitting.isEmpty, value != .phrase {
             return notFound("the lines found hold no \(value.described.split(separator: " ").dropFirst().joined(separator: " ")) for it", closest: lines)
         }
