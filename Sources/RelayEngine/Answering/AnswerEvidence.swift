@@ -47,7 +47,7 @@ struct AnswerEvidence {
     static let nameFactor = 0.5
     /// Words that name what is asked rather than what it is about ("What is my sister's
     /// *name*?", "What is our plot *number*?"): the answer's sentence seldom repeats them.
-    static let slotWords: Set<String> = ["nam", "call", "number", "dat", "amount", "figure", "valu"]
+    static let slotWords: Set<String> = ["nam", "call", "number", "dat", "amount", "figure", "valu", "mean", "stand"]
     static let slotFactor = 0.25
     /// A pool of lines counts as at least this many for the rarity of a word, so that among
     /// three lines a word in two of them still counts.
@@ -201,7 +201,7 @@ struct AnswerEvidence {
                     if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
                     if unitWord { shown += " " + said.joined(separator: " ") }
                     if currencyBefore, !unitWord, let original = String(decoding: bytes[..<offset], as: UTF8.self).split(separator: " ").last {
-                        shown = original + " " + shown
+                        shown = original.trimmingCharacters(in: .punctuationCharacters) + " " + shown
                     }
                     if claim.kind == .date || unitWord, let start = Self.rangeStart(before: offset, in: bytes) { shown = start + shown }
                     // "minus 41 degrees": the sign is part of the value.
@@ -374,8 +374,10 @@ struct AnswerEvidence {
     /// The noun a "how many" counts: the question's words after "how many" up to its verb.
     static func countedNoun(in question: String) -> [String] {
         let words = question.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
-        guard let many = words.indices.first(where: { $0 + 1 < words.count && words[$0] == "how" && words[$0 + 1] == "many" }) else { return [] }
-        let verbs: Set<String> = ["did", "do", "does", "were", "was", "are", "is", "will", "would", "have", "has", "had", "can", "could", "should", "went", "got"]
+        // "How many samples …", and "how much salt goes in …" (a quantity, not "how much did …").
+        guard let many = words.indices.first(where: { $0 + 1 < words.count && words[$0] == "how" && ["many", "much"].contains(words[$0 + 1]) }) else { return [] }
+        let verbs: Set<String> = ["did", "do", "does", "were", "was", "are", "is", "will", "would", "have", "has", "had", "can", "could", "should", "went", "got",
+                                  "goes", "go", "get", "gets", "need", "needs", "use", "uses", "take", "takes", "i", "we", "you", "it"]
         let span = words[(many + 2)...].prefix { !verbs.contains($0) }
         return SearchTerms.terms(of: span.joined(separator: " "))
     }

@@ -41,6 +41,11 @@ struct SearchStatistics {
     /// no documents; a heading is none either, but its query terms count for the lines below it.
     mutating func add(file path: String, text: String, weight: Double) {
         var headingTerms: [Int] = []
+        // What the whole document is about — its file name and its title ("# Seeded rye loaf"):
+        // "How much salt goes in the seeded rye?" is about the line "14 g fine sea salt" of it.
+        let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ")
+        var documentTerms = Set(SearchTerms.terms(of: name).filter { $0.first?.isNumber == false }.compactMap { index[$0] })
+        var titled = false
         // The query terms of the list item a line may continue (an indented line without a
         // marker of its own under "- Hedda rang: the party is on Saturday.").
         var itemTerms: [Int] = []
@@ -66,6 +71,8 @@ struct SearchStatistics {
             let terms = SearchTerms.terms(of: trimmed)
             if Self.isHeading(trimmed) {
                 headingTerms = Array(Set(terms.compactMap { index[$0] })).sorted()
+                if !titled, trimmed.hasPrefix("# ") { documentTerms.formUnion(headingTerms) }
+                titled = true
                 itemTerms = []
                 // A heading with a number states a fact of its own ("## 4.2 (3 August 2026)").
                 guard trimmed.contains(where: \.isNumber) else { continue }
@@ -83,7 +90,7 @@ struct SearchStatistics {
                 if let position = index[term] { counts[position, default: 0] += 1 }
             }
             for position in counts.keys { documentFrequency[position] += 1 }
-            let context = inherited.isEmpty ? headingTerms : Array(Set(headingTerms + inherited.filter { counts[$0] == nil })).sorted()
+            let context = Array(Set(headingTerms + (inherited + documentTerms).filter { counts[$0] == nil })).sorted()
             guard !counts.isEmpty || !context.isEmpty else { continue }
             candidates.append(Candidate(path: path, line: number, text: trimmed, length: terms.count,
                                         counts: counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },

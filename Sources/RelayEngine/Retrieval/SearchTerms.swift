@@ -116,7 +116,7 @@ enum SearchTerms {
     ]
 
     static let stopwords: Set<String> = Set("""
-        what who whom whose when where which how why whats whos \
+        what who whom whose when where which how why whats whos much many \
         is are was were be been being am do does did done doing have has had having will would shall should \
         can could may might must \
         a an the \

@@ -18,7 +18,9 @@ extension RunExecutor {
             guard !matching.isEmpty else { return notFound("no line found speaks of it", closest: lines) }
             return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
         }
-        let amounts = Self.amounts(in: lines)
+        var amounts = Self.amounts(in: lines)
+        // Money with money: "25 kg" is no operand of a price.
+        if amounts.filter(\.isMoney).count >= 2 { amounts = amounts.filter(\.isMoney) }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
         if operands.count < 2 {
@@ -44,6 +46,10 @@ extension RunExecutor {
         var prefix: String = ""
         var unit: String?
         var line: Int
+        /// Where it starts in its line (UTF-8 bytes).
+        var offset = 0
+
+        var isMoney: Bool { !prefix.isEmpty || unit.map(AnswerEvidence.money.contains) == true }
     }
 
     /// The amounts of `lines` (numbers with a money sign or a unit; years, dates and list numbers left out), in order.
@@ -63,12 +69,14 @@ extension RunExecutor {
                 let unit = AnswerEvidence.anyUnit.contains(word) ? word : nil
                 guard symbol || currencyBefore || unit != nil, let value = Calculator.number(text) else { continue }
                 if currencyBefore {
-                    result.append(Amount(value: value, number: text, shown: before + " " + text, prefix: before + " ", unit: nil, line: index))
+                    result.append(Amount(value: value, number: text, shown: before + " " + text, prefix: before + " ", unit: nil, line: index,
+                                         offset: found.offset))
                     continue
                 }
                 let prefix = symbol ? String(text.prefix(1)) : ""
                 let number = symbol ? String(text.dropFirst()) : text
-                result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index))
+                result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index,
+                                     offset: found.offset))
             }
         }
         return result
@@ -81,18 +89,37 @@ extension RunExecutor {
         let parts = lowered.components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
         guard parts.count >= 2 else { return [] }
         var chosen: [Amount] = []
-        var used: Set<Int> = []
+        var used: Set<String> = []
         for part in parts {
             let topic = Support.topicTerms(of: part).subtracting(Support.topicTerms(of: parts.filter { $0 != part }.joined(separator: " ")))
             guard !topic.isEmpty else { continue }
-            let best = amounts.filter { !used.contains($0.line) }
-                .map { ($0, Support.coverage(of: topic, in: lines[$0.line].text)) }
-                .filter { $0.1 > 0 }.max { $0.1 < $1.1 }
-            guard let amount = best?.0 else { continue }
-            used.insert(amount.line)
+            let open = amounts.filter { !used.contains("\($0.line):\($0.offset)") }
+            let coverage = open.map { Support.coverage(of: topic, in: lines[$0.line].text) }
+            guard let most = coverage.max(), most > 0 else { continue }
+            // Of the best line's amounts, the one nearest after the part's words ("Gristmill
+            // charges fl 34.75" in a line that gives Harbour Mills' price first).
+            let candidates = open.indices.filter { coverage[$0] == most }.map { open[$0] }
+            let amount = candidates.min { distance($0, topic, lines) < distance($1, topic, lines) }!
+            used.insert("\(amount.line):\(amount.offset)")
             chosen.append(amount)
         }
         return chosen
+    }
+
+    /// How far `amount` stands from the nearest word of `topic` in its line (a word after it
+    /// counts double: an amount follows what it is the amount of).
+    private static func distance(_ amount: Amount, _ topic: Set<String>, _ lines: [SourcedLine]) -> Int {
+        let text = lines[amount.line].text
+        var best = Int.max
+        var offset = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            if !topic.isDisjoint(with: SearchTerms.terms(of: word)) {
+                let gap = amount.offset - offset
+                best = min(best, gap >= 0 ? gap : -gap * 2)
+            }
+            offset += word.utf8.count + 1
+        }
+        return best
     }
 
     /// Days between the two dates the request or its lines give ("until" a date counts from today).

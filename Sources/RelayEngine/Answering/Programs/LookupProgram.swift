@@ -40,6 +40,15 @@ extension RunExecutor {
                 candidate.text.last?.isNumber == true && Support.coverage(of: topic, in: candidate.piece) >= 0.5
             }
         }
+        if [.money, .number].contains(value) {
+            // "How much does Priya get paid?": an amount from a line about Priya, not any amount.
+            let named = Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+            // (Or from the document named for it: "brill-ferry.html" for "the Brill ferry".)
+            func about(_ line: SourcedLine) -> Set<String> {
+                Set(SearchTerms.terms(of: line.text + " " + (line.source ?? "").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "/", with: " ")))
+            }
+            if !named.isEmpty { fitting = fitting.filter { !named.isDisjoint(with: about(lines[$0.line])) } }
+        }
         if fitting.isEmpty, value != .phrase {
             return notFound("the lines found hold no \(value.described.split(separator: " ").dropFirst().joined(separator: " ")) for it", closest: lines)
         }
