@@ -23,6 +23,7 @@ import Testing
         "What is still on my to-do list?", "List my open tasks", "What do I still need to do?", "Which books did I borrow? List all of them",
         "What are all the plants I bought?", "list everything I have to do before Friday", "Please list the chores", "What's on my todo list?",
         "Enumerate the tools in the shed", "what else do I have to do this week", "Name all the people I met", "What are my tasks?",
+        "Give me five ideas for the garden", "What's left on my list?", "Who did we invite to the wedding?",
     ])
     func aRequestForEveryMatchingItemIsAList(_ request: String) {
         #expect(Self.kind(request) == .list, "\(request)")
@@ -83,6 +84,17 @@ import Testing
     ])
     func aRequestForNewTextAboutTheNotesIsADraft(_ request: String) {
         #expect(Self.kind(request) == .draft, "\(request)")
+    }
+
+    @Test func aQuestionForAReferenceWantsTheValueNotYesOrNo() {
+        let analysis = RequestRules.analyse("Do I have a booking reference for the ferry?", today: Self.today)
+        #expect(analysis.kind == .lookup && analysis.value == .code, "\(analysis)")
+        #expect(RequestRules.analyse("Do I have a dentist appointment this week?", today: Self.today).kind == .yesNo)
+        #expect(RequestRules.analyse("How much flour goes in the pie?", today: Self.today).value == .number, "a quantity")
+        #expect(RequestRules.analyse("How much did the pie cost?", today: Self.today).value == .money)
+        #expect(RequestRules.analyse("When does the pharmacy close on Sundays?", today: Self.today).value == .time)
+        #expect(RequestRules.analyse("Who do I call about the boiler? I need the number.", today: Self.today).value == .phone)
+        #expect(RequestRules.analyse("What does F04 on the boiler mean?", today: Self.today).value == .reason)
     }
 
     @Test func theLastTimeAndLastWeekAreSpansOfTimeNotComparisons() {

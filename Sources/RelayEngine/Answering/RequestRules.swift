@@ -147,7 +147,8 @@ enum RequestRules {
         "a couple of": 2, "a few": 3,
     ]
     /// What a count counts in a request for a list or a summary.
-    static let countedItems: Set<String> = ["bullets", "bullet", "points", "items", "things", "lines", "sentences", "facts", "tasks", "ideas", "words"]
+    static let countedItems: Set<String> = ["bullets", "bullet", "points", "items", "things", "lines", "sentences", "facts", "tasks", "ideas", "words",
+                                            "tips", "ways", "examples", "reasons", "suggestions", "steps", "options"]
 
     // MARK: Deciding
 
@@ -217,6 +218,10 @@ enum RequestRules {
         }
         if listOpenings.contains(first) {
             return RequestAnalysis(kind: .list, why: "opens with “\(first)”")
+        }
+        // "(Give me) three tips for …": a number of things asked for is a list.
+        if !questionWords.contains(first), !auxiliaries.contains(first), let count = count(in: words), words.prefix(3).contains(where: { Int($0) == count || countWords[$0] == count }) {
+            return RequestAnalysis(kind: .list, why: "asks for \(count) items")
         }
         if let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
             return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")

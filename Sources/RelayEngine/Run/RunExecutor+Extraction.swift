@@ -262,9 +262,10 @@ extension RunExecutor {
         var cuts: [String] = []
         let extras = FocusedPrompt.Extras(retrieved: lines, exchange: manifest.previousExchange)
         var kept = Set(lines.indices.filter { lines[$0].score >= Evidence.structural }.map { $0 + 1 })
-        if let kind = manifest.analysis?.kind, [.list, .compute, .compare].contains(kind) {
-            // Their answer is made of several lines: every line about what the request names goes
-            // on (a 135M model choosing "at most 10" mostly names one).
+        if let kind = manifest.analysis?.kind, [.list, .compute, .compare, .yesNo].contains(kind) {
+            // Their answer is made of several lines (a yes/no is decided by the newest of them):
+            // every line about what the request names goes on (a 135M model choosing "at most 10"
+            // mostly names one).
             let topic = Support.topicTerms(of: manifest.searchQuery(ignoring: ignoring))
             kept.formUnion(lines.indices.filter { !topic.isEmpty && Support.coverage(of: topic, in: lines[$0].withHeading) > 0 }.prefix(Self.mostListLines).map { $0 + 1 })
         }
