@@ -22,6 +22,7 @@ Prints {"results": [...]} (one entry per step) and exits 0, or prints {"error": 
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,10 +84,15 @@ WAITER = """new Promise((resolve, reject) => {
   let done = false;
   const finish = (value) => { if (done) return; done = true; observer.disconnect(); clearTimeout(guard); resolve(value); };
   const check = () => { let value; try { value = (CONDITION); } catch (error) { value = undefined; } if (value) finish(value); };
-  const observer = new MutationObserver(check);
+  // A change is looked at in the page's next task, not in the observer's microtask: a condition
+  // that changes the page itself (typing into the composer) must let the page's network and
+  // timers run between two looks.
+  let queued = false;
+  const later = () => { if (!queued && !done) { queued = true; setTimeout(() => { queued = false; if (!done) check(); }, 0); } };
+  const observer = new MutationObserver(later);
   observer.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
-  for (const name of ['readystatechange', 'DOMContentLoaded']) document.addEventListener(name, check);
-  for (const name of ['load', 'hashchange', 'popstate', 'resize']) window.addEventListener(name, check);
+  for (const name of ['readystatechange', 'DOMContentLoaded']) document.addEventListener(name, later);
+  for (const name of ['load', 'hashchange', 'popstate', 'resize']) window.addEventListener(name, later);
   const guard = setTimeout(() => { if (!done) { done = true; observer.disconnect(); reject(new Error('relay-wait-guard')); } }, GUARD);
   check();
 })"""
@@ -97,13 +103,24 @@ def wait_for(session, condition, timeout):
     again in the new page (a bounded number of times, so a condition that throws is not retried
     for ever)."""
     expression = WAITER.replace("CONDITION", condition).replace("GUARD", str(int(timeout * 1000)))
-    for _ in range(20):
-        try:
-            return evaluate(session, expression)
-        except RuntimeError as error:
-            if "relay-wait-guard" in str(error):
-                raise RuntimeError(f"waited {timeout} s for: {condition}")
-    raise RuntimeError(f"the page kept going away while waiting for: {condition}")
+    # The page's own guard cannot fire in a page that hangs: the driver keeps one too.
+    def hung(*_):
+        raise RuntimeError(f"the page hung while waiting for: {condition}")
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(int(timeout) + 30)
+    try:
+        for _ in range(20):
+            try:
+                return evaluate(session, expression)
+            except RuntimeError as error:
+                if "the page hung" in str(error):
+                    raise
+                if "relay-wait-guard" in str(error):
+                    raise RuntimeError(f"waited {timeout} s for: {condition}")
+                # Otherwise the page navigated (a reload) and took the promise with it: wait again.
+        raise RuntimeError(f"the page kept going away while waiting for: {condition}")
+    finally:
+        signal.alarm(0)
 
 
 results = []
