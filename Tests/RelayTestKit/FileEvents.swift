@@ -55,6 +55,30 @@ public enum FileEvents {
     }
 }
 
+extension FileEvents {
+    /// Blocks until process `pid` has exited — any process, not only the test's child: a pidfd
+    /// (Linux 5.3) becomes readable when it ends, zombie or reaped. Returns false only when the
+    /// guard's time ran out first.
+    ///
+    /// glibc's `pidfd_open` is not in Swift's Glibc module: it is looked up by name, as a C
+    /// function of the C library the test already links.
+    public static func waitForExit(ofPID pid: pid_t, guardSeconds: Double = 120) throws -> Bool {
+        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+        guard let symbol = dlsym(nil, "pidfd_open") else { throw FileEventsError("this C library has no pidfd_open") }
+        let descriptor = unsafeBitCast(symbol, to: PidfdOpen.self)(pid, 0)
+        guard descriptor >= 0 else {
+            if errno == ESRCH { return true }  // gone (and reaped) already
+            throw FileEventsError("pidfd_open(\(pid)): errno \(errno)")
+        }
+        defer { close(descriptor) }
+        var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&polled, 1, Int32(guardSeconds * 1000))
+            if ready >= 0 || errno != EINTR { return ready > 0 }
+        }
+    }
+}
+
 public struct FileEventsError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }

@@ -235,20 +235,23 @@ struct WriteBatchTests {
         errno = 0
         let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         let seen = LockedBox<Int32?>(nil)
-        Housekeeping.run { seen.mutate { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) } }
-        for _ in 0..<1500 where seen.value == nil { usleep(10_000) }
+        let ran = DispatchSemaphore(value: 0)
+        Housekeeping.run {
+            seen.mutate { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+            ran.signal()
+        }
+        // The job's signal is the event; the time is a guard against a hang.
+        #expect(ran.wait(timeout: .now() + 30) == .success, "the job never ran")
         #expect(seen.value == 19)
         #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
     }
 
-    /// Up to 15 s: the trash is emptied at the lowest priority, behind whatever else runs.
+    /// Whether `folder` empties: the trash is emptied at the lowest priority, behind whatever
+    /// else runs; each removal is an event (inotify), the 30 s a guard against a hang.
     private func waitUntilEmpty(_ folder: String) throws -> Bool {
-        for _ in 0..<1500 {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            if names.isEmpty { return true }
-            usleep(10_000)
-        }
-        return false
+        (try? FileEvents.wait(under: [folder], guardSeconds: 30, "\(folder) to empty") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).isEmpty ? () : nil
+        }) != nil
     }
 
     @Test func aFileChangedAfterStagingIsLeftAloneAndReportedWhileTheRestIsInstalled() throws {
