@@ -156,9 +156,12 @@ struct WriteBatchTests {
         let openedInode = info.st_ino
         let saved = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            // It saves as soon as the file at the path is no longer the one it has open.
-            var now = stat()
-            while stat(path, &now) == 0 && now.st_ino == openedInode { usleep(100) }
+            // It saves as soon as the file at the path is no longer the one it has open (the
+            // rename over it is the event).
+            _ = try? FileEvents.wait(under: [fixture.path("notes")], guardSeconds: 60, "the batch's rename over notes/plan.md") {
+                var now = stat()
+                return stat(path, &now) == 0 && now.st_ino == openedInode ? nil : ()
+            }
             let text = Array("the person's save\n".utf8)
             _ = ftruncate(editor, 0)
             _ = pwrite(editor, text, text.count, 0)
