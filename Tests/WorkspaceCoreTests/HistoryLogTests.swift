@@ -148,6 +148,7 @@ struct HistoryLogTests {
         // (finished, readings, what the readings saw that they must not have)
         let shared = LockedBox((finished: false, readings: 0, lost: [String]()))
         let readerDone = DispatchSemaphore(value: 0)
+        let read = NSCondition()  // signalled after each reading
         Thread.detachNewThread {
             var last = 0
             while !shared.value.finished {
@@ -156,6 +157,9 @@ struct HistoryLogTests {
                     if count < last { $0.lost.append("\(count) lines after \(last)") }
                     $0.readings += 1
                 }
+                read.lock()
+                read.broadcast()
+                read.unlock()
                 last = max(last, count)
             }
             readerDone.signal()
@@ -169,7 +173,9 @@ struct HistoryLogTests {
             let seen = shared.value.readings
             // Two more readings before the next round, however slow the reader's thread is: the
             // reader runs alongside every round, not by a clock.
-            while shared.value.readings < seen + 2 { usleep(1_000) }
+            read.lock()
+            while shared.value.readings < seen + 2 { read.wait() }
+            read.unlock()
         }
         shared.mutate { $0.finished = true }
         readerDone.wait()
