@@ -353,7 +353,7 @@ struct WriteBatchTests {
             try? workspace.withLock("Chats/new.md") {
                 holding.signal()
                 // Held until the commit has been seen waiting for it.
-                while CoordinatedLock.refusals(of: lockFile) == 0 { usleep(1_000) }
+                _ = CoordinatedLock.waitForRefusals(of: lockFile, atLeast: 1)
                 try? "an agent's note\n".write(toFile: fixture.path("Chats/new.md"), atomically: false, encoding: .utf8)
             }
         }
