@@ -27,6 +27,12 @@ public enum Timestamp {
         compact.withLock { $0.string(from: date) }
     }
 
+    /// The date a "yyyyMMdd-HHmmss" (UTC) stamp stands for — a run id's first 15 characters;
+    /// nil when it is not one.
+    public static func date(fromCompactUTC stamp: String) -> Date? {
+        compact.withLock { $0.date(from: stamp) }
+    }
+
     /// "yyyy-MM-dd HH:mm:ss" in this machine's time zone: for a person reading a list.
     public static func localDateTime(_ date: Date) -> String {
         local.withLock { $0.string(from: date) }
@@ -73,5 +79,6 @@ public enum Timestamp {
         }
 
         func string(from date: Date) -> String { iso?.string(from: date) ?? pattern!.string(from: date) }
+        func date(from text: String) -> Date? { iso?.date(from: text) ?? pattern?.date(from: text) }
     }
 }
