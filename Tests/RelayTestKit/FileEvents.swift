@@ -38,7 +38,7 @@ public enum FileEvents {
         while true {
             if let value = try condition() { return value }
             if let exit, exit.hasFired {
-                throw FileEventsError("\(exit.process.processIdentifier) exited (status \(exit.process.terminationStatus)) before \(what())")
+                throw FileEventsError("process \(exit.process.processIdentifier) exited (status \(exit.process.terminationStatus)) before \(what())")
             }
             let left = guardEnd - ContinuousClock.now
             guard left > .zero else { throw FileEventsError("not within \(Int(guardSeconds)) s (the guard against a hang): \(what())") }
