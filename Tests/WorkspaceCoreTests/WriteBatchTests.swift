@@ -108,7 +108,7 @@ struct WriteBatchTests {
             return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
                 .filter { $0.hasPrefix(workspace.root + "/") }
         }
-        for _ in 0..<500 where !openHere().isEmpty { usleep(10_000) }
+        BackgroundWriteback.waitUntilClosed()
         #expect(openHere().isEmpty, "still open: \(openHere().prefix(3))")
     }
 
