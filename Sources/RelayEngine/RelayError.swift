@@ -1,3 +1,4 @@
+import LanguageModels
 import WorkspaceCore
 
 /// The errors of the relay engine, each with a message that names the run, the file or the
@@ -24,6 +25,10 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
         case modelCallCap
         /// A prompt cannot fit its agent's token budget even with everything cuttable cut.
         case overBudget
+        /// An agent's model failed: no server at its URL, a refusal, a broken reply, or a bad
+        /// `"model"` section. The message names the agent, the model and its URL; the
+        /// `LanguageModelError` is the cause (``modelCause``). The run stays resumable.
+        case model
     }
 
     public var code: Code
@@ -45,6 +50,19 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
         self.cause = cause
     }
 
+    /// The model's error when the model failed (`cause as? LanguageModelError`): what the
+    /// daemon looks at to decide whether to wait for the server.
+    public var modelCause: LanguageModelError? { cause as? LanguageModelError }
+
+    /// An agent's model failed while it was being asked (``Code/model``), in one message that
+    /// names the agent and the model (its provider, name and URL) before the model's own words.
+    ///
+    /// For example: "📋 Paige got no answer from default (openai-compatible) at
+    /// http://127.0.0.1:9/v1: no model server at http://127.0.0.1:9/v1 (connection refused) — …"
+    public static func model(_ error: LanguageModelError, agent: String, model: String) -> RelayError {
+        RelayError(.model, "\(agent) got no answer from \(model): \(error.message)", cause: error)
+    }
+
     /// Equal when code, message and path are (the cause is how it came about, not what it is).
     public static func == (lhs: RelayError, rhs: RelayError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.path == rhs.path
@@ -52,6 +70,6 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String { message }
 
-    /// Exit status 2 on the command line.
-    public var isUsageError: Bool { code == .usage || code == .notFound }
+    /// Exit status 2 on the command line: bad usage, or a model whose configuration is wrong.
+    public var isUsageError: Bool { code == .usage || code == .notFound || modelCause?.isConfigurationError == true }
 }

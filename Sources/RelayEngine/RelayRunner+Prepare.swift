@@ -192,12 +192,6 @@ extension RelayRunner {
     }
 
     static func localDateAndTime(_ date: Date) -> (String, String) {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone.current
-        formatter.dateFormat = "yyyy-MM-dd"
-        let day = formatter.string(from: date)
-        formatter.dateFormat = "HH-mm"
-        return (day, formatter.string(from: date))
+        (Timestamp.localDay(date), Timestamp.localHourMinute(date))
     }
 }

@@ -39,9 +39,10 @@ public struct RelayRunner: Sendable {
     /// of events. Model calls the journal already answers are not made again. Cancelling the
     /// consuming task stops the run cleanly; it stays resumable.
     ///
-    /// The stream fails with `RelayError` `.busy` when another process is running it, with the
-    /// model's `LanguageModelError` when the model fails (resumable), and ends normally when the
-    /// run is done.
+    /// The stream fails with `RelayError` `.busy` when another process is running it, with
+    /// `RelayError` `.model` when the model fails (resumable; the message names the agent, the
+    /// model and its URL, the `LanguageModelError` is its `modelCause`), and ends normally when
+    /// the run is done.
     public func run(_ id: String) -> AsyncThrowingStream<RelayEvent, any Error> {
         let engine = self
         return AsyncThrowingStream { continuation in

@@ -85,7 +85,7 @@ import WorkspaceCore
         let model = TestModel([.text("plan"), .fail(LanguageModelError(.unreachable, "down"))])
         let engine = scratch.engine(model)
         let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
-        await #expect(throws: LanguageModelError.self) { try await scratch.run(engine, first.id) }
+        await #expect(throws: RelayError.self) { try await scratch.run(engine, first.id) }
         // The daemon crashed and re-queued the trigger: the same run comes back, to be resumed.
         let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
         #expect(again.id == first.id)

@@ -99,7 +99,7 @@ import WorkspaceCore
         }
         let engine = scratch.engine(failing)
         let manifest = try engine.prepare(ask: "Compare three llama breeds")
-        await #expect(throws: LanguageModelError.self) { try await scratch.run(engine, manifest.id) }
+        await #expect(throws: RelayError.self) { try await scratch.run(engine, manifest.id) }
 
         let healthy = TestModel { request in
             .text(request.workerNumber.map { "RESULT-\($0)" } ?? "FINAL")

@@ -285,13 +285,18 @@ import WorkspaceCore
         let failing = scratch.engine(TestModel([.text("plan"), .fail(LanguageModelError(.httpStatus, "HTTP 500 from the server", status: 500))]))
         let second = try failing.prepare(ask: "Again?")
         var last: RelayEvent?
+        var failure: RelayError?
         do {
             for try await event in failing.run(second.id) { last = event }
             Issue.record("the stream should end with the model's error")
-        } catch let error as LanguageModelError {
-            #expect(error.status == 500)
+        } catch let error as RelayError {
+            failure = error
         }
-        #expect(last == .error(runID: second.id, message: "HTTP 500 from the server"))
+        // One error, the engine's: it names the agent and the model; the model's error is its cause.
+        let error = try #require(failure)
+        #expect(error.code == .model && error.modelCause?.status == 500)
+        #expect(error.message == "🔎 Remy got no answer from test model (test double): HTTP 500 from the server", "\(error.message)")
+        #expect(last == .error(runID: second.id, message: error.message))
     }
 
     @Test func updateContextReplacesOnlyItsSection() {

@@ -10,7 +10,7 @@ import WorkspaceCore
         let scratch = try ScratchWorkspace.forRelays()
         let first = TestModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.unreachable, "no model server at http://127.0.0.1:9/v1"))])
         let manifest = try scratch.engine(first).prepare(ask: "Llamas?")
-        await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(first), manifest.id) }
+        await #expect(throws: RelayError.self) { try await scratch.run(scratch.engine(first), manifest.id) }
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .failed)
 
         let second = TestModel([.text("draft"), .text("APPROVED")])
@@ -81,7 +81,7 @@ import WorkspaceCore
         let scratch = try ScratchWorkspace.forRelays()
         let model = TestModel([.text("plan"), .text("facts"), .fail(LanguageModelError(.timeout, "slow"))])
         let manifest = try scratch.engine(model).prepare(ask: "Llamas?")
-        await #expect(throws: LanguageModelError.self) { try await scratch.run(scratch.engine(model), manifest.id) }
+        await #expect(throws: RelayError.self) { try await scratch.run(scratch.engine(model), manifest.id) }
         // What `kill -9` mid-write leaves: half a record, no newline.
         let path = RunStore(workspace: scratch.workspace).journalPath(manifest.id)
         let handle = try #require(FileHandle(forWritingAtPath: path))

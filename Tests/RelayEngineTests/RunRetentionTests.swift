@@ -40,7 +40,7 @@ import WorkspaceCore
         }
         // A run that failed at its second agent 62 days ago: resumable.
         let failing = try scratch.engine(TestModel([])).prepare(ask: "Alpacas?")
-        await #expect(throws: LanguageModelError.self) {
+        await #expect(throws: RelayError.self) {
             try await scratch.run(scratch.engine(TestModel([.text("plan"), .fail(LanguageModelError(.unreachable, "no model server"))])), failing.id)
         }
         let interrupted = Self.id(hoursAgo: 1_500, from: now, serial: 1_500)

@@ -94,10 +94,8 @@ struct CommandLineTests {
     @Test func aLockHeldByAnotherProcessTimesOutNamingTheFile() throws {
         let s = try ScratchWorkspace.relayInit()
         let original = s.contents("context.md")
-        let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
+        let holder = try holdLock(s, "context.md")
         defer { killHard(holder) }
-        // Wait until the holder has the lock.
-        try waitUntilLocked(s, "context.md")
         let clock = ContinuousClock()
         let started = clock.now
         let blocked = try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "0.5", "context.md"], input: "new")
@@ -113,8 +111,7 @@ struct CommandLineTests {
 
     @Test func aLockIsReleasedByTheKernelWhenItsHolderIsKilled() throws {
         let s = try ScratchWorkspace.relayInit()
-        let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, "context.md", "--", "sleep", "30"])
-        try waitUntilLocked(s, "context.md")
+        let holder = try holdLock(s, "context.md")
         killHard(holder)
         let write = try s.relay(["fs", "write", "-w", s.root, "--lock-timeout", "5", "context.md"], input: "after\n")
         #expect(write.status == 0 && s.contents("context.md") == "after\n")
@@ -230,12 +227,15 @@ struct HelpTests {
     }
 }
 
-/// Polls `relay status` until it shows `path` locked (at most 10 s).
-func waitUntilLocked(_ s: ScratchWorkspace, _ path: String) throws {
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
-        if try s.relay(["status", "-w", s.root]).text.contains("Locks      \(path)") { return }
-        Thread.sleep(forTimeInterval: 0.02)
+/// Starts `relay fs lock PATH -- COMMAND` and returns once it holds the lock: the command runs
+/// only while the lock is held, and the mark it leaves first is the event. `relay status` then
+/// shows the lock.
+func holdLock(_ s: ScratchWorkspace, _ path: String) throws -> Process {
+    let mark = s.base + "/locked-" + UUID().uuidString
+    let holder = try spawn(Binaries.relay, ["fs", "lock", "-w", s.root, path, "--", "/bin/sh", "-c", "touch '\(mark)'; exec sleep 30"])
+    try FileEvents.wait(under: [s.base], endingWith: holder, "relay fs lock to hold \(path)") {
+        FileManager.default.fileExists(atPath: mark) ? () : nil
     }
-    Issue.record("\(path) never showed as locked")
+    #expect(try s.relay(["status", "-w", s.root]).text.contains("Locks      \(path)"))
+    return holder
 }

@@ -16,7 +16,7 @@ struct CrashSafetyTests {
             let writer = try spawn(Binaries.stress, ["rewrite", scratch.root, "data.txt"])
             // Not a pause that assumes a quick start: the writer is seen installing a version of
             // its own (a new inode) first, however loaded the machine, so every round has progress.
-            while inode() == before && writer.isRunning { Thread.sleep(forTimeInterval: 0.001) }
+            try FileEvents.wait(under: [scratch.root], endingWith: writer, "the writer's first version") { inode() != before ? () : nil }
             // Then most kills land mid-write: versions take about a millisecond to a few to write.
             Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.040))
             killHard(writer)

@@ -48,18 +48,12 @@ import WorkspaceCore
         #expect(kill(pid, 0) != 0, "the converter (pid \(pid)) is still running")
         let child = try #require(pid_t(((try? String(contentsOfFile: marks + ".child", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)))
         // Its child goes with it (the whole process group is stopped); it was not waited for. A
-        // zombie not yet reaped by its new parent still answers kill(0): look at its state.
-        // A SIGKILLed process still shows its last state for a moment under load: wait for it to
-        // end, well short of the 30 s the child would sleep had it not been stopped.
+        // SIGKILLed process still shows its last state for a moment under load: its end is the
+        // event (a pidfd), waited for well short of the 30 s it would sleep had it not been stopped.
         func state() -> Substring? {
             (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
         }
-        var ended = false
-        for _ in 0..<1_000 where !ended {
-            let now = state()
-            ended = now == nil || now == "Z"
-            if !ended { usleep(10_000) }
-        }
+        let ended = try FileEvents.waitForExit(ofPID: child, guardSeconds: 20)
         #expect(ended, "the converter's child (pid \(child)) is still running (state \(state() ?? "gone"))")
     }
 

@@ -147,15 +147,11 @@ import Glibc
         #expect(s.contents("Research/llama-notes.md") == "Llamas hum when they are curious.\n")
 
         // The watcher sees it settle and runs the research relay on it.
-        let deadline = Date().addingTimeInterval(120)
-        var research: [[String: Any]] = []
-        while Date() < deadline {
-            let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
-            research = runs.filter { $0["source"] as? String == "Research/llama-notes.md" }
-            if research.contains(where: { $0["state"] as? String == "done" }) { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        try served.waitForRun(triggeredBy: "Research/llama-notes.md")
+        let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
+        let research = runs.filter { $0["source"] as? String == "Research/llama-notes.md" }
         #expect(research.count == 1 && research.first?["relay"] as? String == "research", "\(research)")
+        #expect(research.first?["state"] as? String == "done", "\(research)")
         // Everything written before this cookie has been seen by the watcher: still one run.
         try Self.waitForWatcher(s, served)
         let after = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
@@ -170,13 +166,7 @@ import Glibc
 
     /// Writes a cookie and waits until the daemon's watcher has handled it (and everything before).
     static func waitForWatcher(_ s: ScratchWorkspace, _ served: ServedWorkspace) throws {
-        let cookie = s.root + "/" + IgnoreRules.cookiePrefix + UUID().uuidString
-        FileManager.default.createFile(atPath: cookie, contents: Data("cookie".utf8))
-        let deadline = Date().addingTimeInterval(60)
-        while FileManager.default.fileExists(atPath: cookie) {
-            guard Date() < deadline, served.process.isRunning else { throw WatchTestError("the watcher did not handle a cookie: \(served.log.suffix(2000))") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        try served.waitForWatcher()
     }
 
     @Test func hostileRunAndUploadRequestsGetClearErrorsAndChangeNothing() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import RelayTestKit
+import WorkspaceWatcher
 
 /// `relay serve` on a free loopback port of a scratch workspace, for the HTTP tests.
 final class ServedWorkspace: @unchecked Sendable {
@@ -28,16 +29,36 @@ final class ServedWorkspace: @unchecked Sendable {
         port = FakeModelServer.freePort()
         process = try spawn(Binaries.relay, ["serve", "-w", workspace.root, "--http", "\(host):\(port)"] + arguments,
                             errorLog: workspace.base + "/serve.log", environment: environment)
-        let deadline = Date().addingTimeInterval(30)
-        while !FakeModelServer.accepts(port) {
-            guard Date() < deadline, process.isRunning else {
-                throw WatchTestError("relay serve did not listen on \(port): \(log)")
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        // The line it logs once the socket is bound is the event (its exit ends the wait).
+        try waitForLog("relay http listening")
     }
 
     var log: String { (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "" }
+
+    /// Waits until the server's log has a line containing `text`.
+    func waitForLog(_ text: String) throws {
+        try FileEvents.wait(under: [workspace.base], endingWith: process, "relay serve to log \"\(text)\"; its log:\n\(log.suffix(3000))") {
+            log.contains(text) ? () : nil
+        }
+    }
+
+    /// Waits until a run started by `path` has finished (its journal's last record), and returns its id.
+    @discardableResult
+    func waitForRun(triggeredBy path: String) throws -> String {
+        try FileEvents.wait(under: [workspace.base], endingWith: process, "a finished run on \(path); log:\n\(log.suffix(3000))") {
+            finishedRun(triggeredBy: path, inWorkspace: workspace.root)
+        }
+    }
+
+    /// Writes a cookie and waits until the daemon's watcher has handled it (and everything
+    /// written before it): the cookie's removal is the event.
+    func waitForWatcher() throws {
+        let cookie = workspace.root + "/" + IgnoreRules.cookiePrefix + UUID().uuidString
+        FileManager.default.createFile(atPath: cookie, contents: Data("cookie".utf8))
+        try FileEvents.wait(under: [workspace.root], endingWith: process, "the watcher to handle a cookie; log:\n\(log.suffix(2000))") {
+            FileManager.default.fileExists(atPath: cookie) ? nil : ()
+        }
+    }
 
     deinit {
         if process.isRunning { killHard(process) }

@@ -223,13 +223,9 @@ import Glibc
         let output = Pipe()
         client.standardOutput = output
         try client.run()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !served.log.contains("relay http listening") || newestRun(inWorkspace: s.root) == nil {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        Thread.sleep(forTimeInterval: 0.5)  // the first agent is being asked
-        let started = newestRun(inWorkspace: s.root)
-        let id = try #require(started)
+        // The first agent is being asked (the model answers after 2 s): its request is the event.
+        try model.waitForRequests(1)
+        let id = try #require(newestRun(inWorkspace: s.root))
         kill(served.process.processIdentifier, SIGTERM)
         served.process.waitUntilExit()
         #expect(served.process.terminationStatus == 0, "\(served.log)")
@@ -272,8 +268,9 @@ import Glibc
         let s = try ServedWorkspace.scripted()
         let port = FakeModelServer.freePort()
         let watch = try spawn(Binaries.relay, ["watch", "-w", s.root, "--http", "\(port)"], errorLog: s.base + "/watch.log")
-        let deadline = Date().addingTimeInterval(30)
-        while !FakeModelServer.accepts(port), Date() < deadline, watch.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        try FileEvents.wait(under: [s.base], endingWith: watch, "relay watch --http to listen") {
+            ((try? String(contentsOfFile: s.base + "/watch.log", encoding: .utf8)) ?? "").contains("relay http listening") ? () : nil
+        }
         let health = try run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/health"])
         #expect(health.text == #"{"status":"ok"}"#)
         let chat = try run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/agent/chat", "-H", "Content-Type: application/json", "--data-binary", #"{"query": "hi"}"#])

@@ -104,9 +104,8 @@ struct LocalModelRelayTests {
         let w = try WatchedWorkspace(triggers: WatchRelayIntegrationTests.templateTriggers)
         try w.start(environment: ["RELAY_MODEL_URL": LocalModel.baseURL])
         try w.write("Research/tea.md", "# Tea\n\nGreen tea is steamed soon after picking; black tea is left to oxidise first.\n")
-        let deadline = Date().addingTimeInterval(600)
-        while Date() < deadline, !FileManager.default.fileExists(atPath: w.path("Research/tea/summary.md")) {
-            Thread.sleep(forTimeInterval: 0.1)
+        try w.waitFor("Research/tea/summary.md from the local model", guardSeconds: 600) {
+            FileManager.default.fileExists(atPath: w.path("Research/tea/summary.md")) ? () : nil
         }
         let summary = try #require(try? String(contentsOfFile: w.path("Research/tea/summary.md"), encoding: .utf8), "\(w.log().suffix(3000))")
         #expect(!summary.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)

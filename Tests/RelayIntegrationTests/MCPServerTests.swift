@@ -134,11 +134,9 @@ import Testing
         let result = try run("/usr/bin/env", ["python3", Self.client, Binaries.relay, w.root, outside, "write",
                                               "Research/alpacas.md", "# Alpacas\n\nAlpacas are shorn once a year.\n"])
         try #require(result.status == 0, "\(result.standardError)")
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: w.path("Research/alpacas/summary.md")), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
+        try w.waitFor("Research/alpacas/summary.md") {
+            FileManager.default.fileExists(atPath: w.path("Research/alpacas/summary.md")) ? () : nil
         }
-        #expect(FileManager.default.fileExists(atPath: w.path("Research/alpacas/summary.md")), "\(w.log().suffix(3000))")
         try w.waitUntilQueueIdle()
         try w.waitForCookie()
         #expect(server.requests.count == 4, "one run of four agents: \(server.requests.map(\.agent))")

@@ -31,15 +31,10 @@ import Testing
         let environment = ["RELAY_MODEL_URL": server.baseURL]
         let ask = try spawn(Binaries.relay, ["ask", "-w", s.root, "--json", "Compare three llama breeds"], errorLog: s.base + "/ask.log", environment: environment)
         // Workers 1 and 3 answer at once; worker 2 (step 2) is still being answered when the relay is killed.
-        let deadline = Date().addingTimeInterval(60)
-        var id: String?
-        while Date() < deadline {
-            id = newestRun(inWorkspace: s.root)
-            if let id, answeredSteps(s, id).isSuperset(of: [0, 1, 3]) { break }
-            Thread.sleep(forTimeInterval: 0.01)
+        let runID = try FileEvents.wait(under: [s.base], endingWith: ask, "the plan and workers 1 and 3 answered") {
+            newestRun(inWorkspace: s.root).flatMap { answeredSteps(s, $0).isSuperset(of: [0, 1, 3]) ? $0 : nil }
         }
         killHard(ask)
-        let runID = try #require(id)
         #expect(answeredSteps(s, runID) == [0, 1, 3], "killed in the fan-out: the plan and workers 1 and 3 answered, worker 2 not")
 
         let resumed = try run(Binaries.relay, ["resume", "-w", s.root, runID], environment: environment)

@@ -15,16 +15,12 @@ import Testing
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
         let ask = try spawn(Binaries.relay, ["ask", "-w", s.root, "Tell me about llamas"], errorLog: s.base + "/ask.log", environment: environment)
-        // Kill it once two agents have finished (the third is being asked).
-        let deadline = Date().addingTimeInterval(60)
-        var started: String?
-        while Date() < deadline {
-            started = newestRun(in: s)
-            if let started, steps(s, started) >= 2 { break }
-            Thread.sleep(forTimeInterval: 0.01)
+        // Kill it once two agents have finished (the third is being asked): the journal's second
+        // step record is the event.
+        let id = try FileEvents.wait(under: [s.base], endingWith: ask, "two finished agents") {
+            newestRun(in: s).flatMap { steps(s, $0) >= 2 ? $0 : nil }
         }
         killHard(ask)
-        let id = try #require(started)
         #expect(steps(s, id) >= 2 && steps(s, id) < 4, "killed between agents")
         let finishedBeforeKill = steps(s, id)
 
@@ -63,8 +59,9 @@ import Testing
         try server.start()
         let environment = ["RELAY_MODEL_URL": server.baseURL]
         let ask = try spawn(Binaries.relay, ["ask", "-w", s.root, "Plan a picnic"], errorLog: s.base + "/ask.log", environment: environment)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (newestRun(in: s).map { steps(s, $0) } ?? 0) < 1 { Thread.sleep(forTimeInterval: 0.01) }
+        try FileEvents.wait(under: [s.base], endingWith: ask, "a finished agent") {
+            (newestRun(in: s).map { steps(s, $0) } ?? 0) >= 1 ? () : nil
+        }
         kill(ask.processIdentifier, SIGINT)
         ask.waitUntilExit()
         #expect(ask.terminationStatus == 130)
@@ -123,7 +120,11 @@ import Testing
         let port = FakeModelServer.freePort()
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "hello"], environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
         #expect(ask.status == 1)
-        #expect(ask.standardError.contains("127.0.0.1:\(port)"), "\(ask.standardError)")
+        // One clear error, the engine's: the agent, the model and its URL, then the model's words.
+        let url = "http://127.0.0.1:\(port)/v1"
+        #expect(ask.standardError.contains("relay: error: 📋 Paige got no answer from ") && ask.standardError.contains("(openai-compatible) at \(url)") && ask.standardError.contains(": no model server at \(url)"),
+                "\(ask.standardError)")
+        #expect(ask.standardError.components(separatedBy: "relay: error:").count == 2, "one error: \(ask.standardError)")
         #expect(ask.standardError.contains("relay resume"))
         let server = FakeModelServer(port: port, log: s.base + "/requests.log")
         try server.start()
@@ -155,13 +156,8 @@ import Testing
         ["pattern": "Chats/*.md", "exclude": ["Chats/README.md"], "relay": "chat"],
     ] }
 
-    func waitFor(_ path: String, in w: WatchedWorkspace, timeout: TimeInterval = 60) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: w.path(path), encoding: .utf8) { return text }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw WatchTestError("\(path) did not appear within \(Int(timeout)) s; daemon log:\n\(w.log().suffix(3000))")
+    func waitFor(_ path: String, in w: WatchedWorkspace) throws -> String {
+        try w.waitFor("\(path) to appear") { try? String(contentsOfFile: w.path(path), encoding: .utf8) }
     }
 
     @Test func aFileDroppedInResearchRunsTheResearchRelayOnce() throws {
@@ -189,16 +185,12 @@ import Testing
         try server.start()
         try w.start(environment: ["RELAY_MODEL_URL": server.baseURL])
         try w.write("Chats/picnic.md", "What should we bring to the picnic?\n")
-        let deadline = Date().addingTimeInterval(60)
-        var chat = ""
-        while Date() < deadline {
-            chat = (try? String(contentsOfFile: w.path("Chats/picnic.md"), encoding: .utf8)) ?? ""
-            if chat.contains("### 🔍 Vera"), !chat.contains("still working") { break }
-            Thread.sleep(forTimeInterval: 0.02)
+        let chat = try w.waitFor("Vera's answer in Chats/picnic.md") {
+            let chat = (try? String(contentsOfFile: w.path("Chats/picnic.md"), encoding: .utf8)) ?? ""
+            return chat.contains("### 🔍 Vera") && !chat.contains("still working") ? chat : nil
         }
-        #expect(chat.contains("### 🔍 Vera"), "\(chat)\n\(w.log().suffix(2000))")
         try w.write("Chats/picnic.md", chat + "And drinks?\n")
-        while Date() < deadline, server.requests.count < 8 { Thread.sleep(forTimeInterval: 0.02) }
+        try server.waitForRequests(8)
         try w.waitUntilQueueIdle()
         try w.waitForCookie()
         try #require(server.requests.count == 8)
@@ -216,14 +208,12 @@ import Testing
         let environment = ["RELAY_MODEL_URL": server.baseURL]
         let ask = try spawn(Binaries.relay, ["ask", "-w", w.root, "Plan a picnic"], environment: environment)
         func steps() -> Int { newestRun(inWorkspace: w.root).map { finishedSteps(of: $0, inWorkspace: w.root) } ?? 0 }
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, steps() < 1 { Thread.sleep(forTimeInterval: 0.01) }
+        try FileEvents.wait(under: [w.scratch.base], endingWith: ask, "a finished agent") { steps() >= 1 ? () : nil }
         killHard(ask)
         let finishedBefore = steps()
         #expect(finishedBefore >= 1 && finishedBefore < 4)
         try w.start(environment: environment)
-        while Date() < deadline.addingTimeInterval(60), steps() < 4 { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(steps() == 4, "\(w.log().suffix(2000))")
+        try w.waitFor("the resumed run's fourth agent") { steps() == 4 ? () : nil }
         #expect(server.requests.filter { $0.agent == "Paige" }.count == 1, "Paige finished before the kill and is not asked again")
         #expect(w.log().contains("resuming an interrupted run"))
         w.stop()
@@ -235,13 +225,11 @@ import Testing
         let port = FakeModelServer.freePort()
         try w.start(environment: ["RELAY_MODEL_URL": "http://127.0.0.1:\(port)/v1"])
         try w.write("Research/alpacas.md", "Alpacas are smaller than llamas.\n")
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !w.log().contains("run waits for the model server") { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(w.log().contains("run waits for the model server"))
+        try w.waitForLog("run waits for the model server")
         #expect(!FileManager.default.fileExists(atPath: w.path("Research/alpacas/summary.md")))
         let server = FakeModelServer(port: port, log: w.scratch.base + "/requests.log")
         try server.start()
-        let summary = try waitFor("Research/alpacas/summary.md", in: w, timeout: 90)
+        let summary = try waitFor("Research/alpacas/summary.md", in: w)
         #expect(summary.hasPrefix("Wren answers"))
         #expect(try w.queue().allSatisfy { $0.state == "done" || $0.state == "running" })
         w.stop()
@@ -257,4 +245,18 @@ func newestRun(inWorkspace root: String) -> String? {
 func finishedSteps(of id: String, inWorkspace root: String) -> Int {
     ((try? String(contentsOfFile: root + "/.relay/runs/\(id)/journal.jsonl", encoding: .utf8)) ?? "")
         .split(separator: "\n").filter { $0.contains("\"type\":\"step\"") }.count
+}
+
+/// The id of a run of the workspace at `root` that `path` triggered and whose journal says it
+/// finished (its last record: the state every listing derives "done" from).
+func finishedRun(triggeredBy path: String, inWorkspace root: String) -> String? {
+    let runs = root + "/.relay/runs"
+    for id in ((try? FileManager.default.contentsOfDirectory(atPath: runs)) ?? []).sorted() {
+        guard let data = FileManager.default.contents(atPath: runs + "/\(id)/run.json"),
+              (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["triggerPath"] as? String == path,
+              let journal = try? String(contentsOfFile: runs + "/\(id)/journal.jsonl", encoding: .utf8),
+              journal.contains("\"type\":\"finished\"") else { continue }
+        return id
+    }
+    return nil
 }

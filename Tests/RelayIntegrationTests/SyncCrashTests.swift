@@ -82,11 +82,11 @@ struct SyncCrashTests {
         for round in 0..<4 {
             let b = try ScratchWorkspace.relayInit()
             let sync = try spawn(Binaries.relay, ["sync", "-w", a.root, b.root])
-            // Killed once the copies have begun to land, somewhere in the batches that follow.
-            var waited = 0
-            while sync.isRunning && waited < 60_000 && !FileManager.default.fileExists(atPath: b.path("Research")) {
-                Thread.sleep(forTimeInterval: 0.002)
-                waited += 2
+            // Killed once the copies have begun to land (the first folder made on B is the event;
+            // a sync that ends first ends the wait), somewhere in the batches that follow: the
+            // random moment is the fault injected, not a wait.
+            _ = try? FileEvents.wait(under: [b.root], endingWith: sync, guardSeconds: 60, "the first copies on B") {
+                FileManager.default.fileExists(atPath: b.path("Research")) ? () : nil
             }
             Thread.sleep(forTimeInterval: Double.random(in: 0...0.8))
             let wasRunning = sync.isRunning

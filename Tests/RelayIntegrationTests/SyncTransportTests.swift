@@ -122,13 +122,11 @@ struct SyncTransportTests {
             }
         }
         let ssh = "ssh -p \(port) -i \(folder)/client_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
-        // Wait for sshd to accept connections.
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? run("/bin/sh", ["-c", "\(ssh) \(user)@127.0.0.1 true"]).status) == 0
-            if !ready { Thread.sleep(forTimeInterval: 0.05) }
+        // sshd writes its pid file once its listening socket is bound: the event that it accepts.
+        try FileEvents.wait(under: [folder], guardSeconds: 30, "sshd's pid file: \((try? String(contentsOfFile: folder + "/sshd.log", encoding: .utf8)) ?? "")") {
+            (try? String(contentsOfFile: folder + "/sshd.pid", encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        try #require(ready, "sshd did not come up: \((try? String(contentsOfFile: folder + "/sshd.log", encoding: .utf8)) ?? "")")
+        try #require(try run("/bin/sh", ["-c", "\(ssh) \(user)@127.0.0.1 true"]).status == 0, "sshd does not accept: \((try? String(contentsOfFile: folder + "/sshd.log", encoding: .utf8)) ?? "")")
 
         try "over ssh\n".write(toFile: here.path("Research/ssh.md"), atomically: false, encoding: .utf8)
         try "back\n".write(toFile: there.path("Research/back.md"), atomically: false, encoding: .utf8)

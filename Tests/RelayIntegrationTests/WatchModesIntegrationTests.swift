@@ -23,15 +23,11 @@ import Testing
     }
 
     /// The chat file once its turn has ended (the end marker written, nothing still working).
-    func waitForTurnEnd(_ path: String, in w: WatchedWorkspace, timeout: TimeInterval = 60) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var chat = ""
-        while Date() < deadline {
-            chat = (try? String(contentsOfFile: w.path(path), encoding: .utf8)) ?? ""
-            if chat.contains("<!-- relay:end "), !chat.contains("still working") { return chat }
-            Thread.sleep(forTimeInterval: 0.02)
+    func waitForTurnEnd(_ path: String, in w: WatchedWorkspace) throws -> String {
+        try w.waitFor("a finished turn in \(path)") {
+            let chat = (try? String(contentsOfFile: w.path(path), encoding: .utf8)) ?? ""
+            return chat.contains("<!-- relay:end ") && !chat.contains("still working") ? chat : nil
         }
-        throw WatchTestError("\(path) has no finished turn within \(Int(timeout)) s:\n\(chat)\ndaemon log:\n\(w.log().suffix(3000))")
     }
 
     @Test func aChatMessageToARoutedRelayIsAnsweredByTheAgentItsRuleSelectsAndSaysWhy() throws {
@@ -57,8 +53,7 @@ import Testing
 
         // A message no rule matches goes to the first agent, and the chat says it fell back.
         try w.write("Chats/llamas.md", chat + "\nWhere do llamas live?\n")
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, server.requests.count < 2 { Thread.sleep(forTimeInterval: 0.02) }
+        try server.waitForRequests(2)
         try w.waitUntilQueueIdle()
         try w.waitForCookie()
         let second = (try? String(contentsOfFile: w.path("Chats/llamas.md"), encoding: .utf8)) ?? ""

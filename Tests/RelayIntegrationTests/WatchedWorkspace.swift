@@ -54,26 +54,38 @@ final class WatchedWorkspace: @unchecked Sendable {
     }
 
     /// Writes a cookie file and waits until the daemon has handled it (and so everything that
-    /// was written before it).
+    /// was written before it): the cookie's removal is the event.
     func waitForCookie(timeout: TimeInterval = 120) throws {
         let cookie = root + "/" + IgnoreRules.cookiePrefix + UUID().uuidString
         FileManager.default.createFile(atPath: cookie, contents: Data("cookie".utf8))
-        let deadline = Date().addingTimeInterval(timeout)
-        while FileManager.default.fileExists(atPath: cookie) {
-            if let daemon, !daemon.isRunning {
-                throw WatchTestError("the daemon exited (status \(daemon.terminationStatus)): \(log())")
-            }
-            if Date() > deadline { throw WatchTestError("the daemon did not handle a cookie within \(Int(timeout)) s: \(log().suffix(2000))") }
-            Thread.sleep(forTimeInterval: 0.005)
+        try waitFor("the daemon to handle a cookie", guardSeconds: timeout) {
+            FileManager.default.fileExists(atPath: cookie) ? nil : ()
         }
     }
 
-    /// Waits until no trigger is pending or running (command triggers have all finished).
+    /// Waits until no trigger is pending or running (command triggers have all finished): the
+    /// queue is looked at again each time the daemon writes under the workspace.
     func waitUntilQueueIdle(timeout: TimeInterval = 120) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try queue().contains(where: { $0.state == "pending" || $0.state == "running" }) {
-            if Date() > deadline { throw WatchTestError("the trigger queue did not empty within \(Int(timeout)) s") }
-            Thread.sleep(forTimeInterval: 0.02)
+        try waitFor("the trigger queue to empty", guardSeconds: timeout) {
+            try queue().contains(where: { $0.state == "pending" || $0.state == "running" }) ? nil : ()
+        }
+    }
+
+    /// Waits until `condition` gives a value, looking again whenever anything changes under the
+    /// scratch folder (the workspace, the daemon's log, the fired log); the daemon's exit ends
+    /// the wait with an error that quotes its log. The guard is not a measure.
+    @discardableResult
+    func waitFor<Value>(_ what: String, guardSeconds: TimeInterval = 120, until condition: () throws -> Value?) throws -> Value {
+        try FileEvents.wait(under: [scratch.base], endingWith: daemon, guardSeconds: guardSeconds,
+                            "\(what); daemon log:\n\(log().suffix(3000))", until: condition)
+    }
+
+    /// Waits until the daemon's log has a line containing `text`, and returns the log.
+    @discardableResult
+    func waitForLog(_ text: String, guardSeconds: TimeInterval = 120) throws -> String {
+        try waitFor("a log line with \"\(text)\"", guardSeconds: guardSeconds) {
+            let log = log()
+            return log.contains(text) ? log : nil
         }
     }
 
@@ -83,15 +95,10 @@ final class WatchedWorkspace: @unchecked Sendable {
         daemon.waitUntilExit()
     }
 
-    /// Waits until the daemon has exited (killed, or stopped by itself).
+    /// Waits until the daemon has exited (killed, or stopped by itself): its exit is the event.
     func waitForExit(timeout: TimeInterval = 120) throws {
         guard let daemon else { return }
-        let deadline = Date().addingTimeInterval(timeout)
-        while daemon.isRunning {
-            if Date() > deadline { throw WatchTestError("the daemon still runs after \(Int(timeout)) s: \(log().suffix(2000))") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        daemon.waitUntilExit()
+        try FileEvents.waitForExit(of: daemon, guardSeconds: timeout, "(the daemon); its log:\n\(log().suffix(2000))")
     }
 
     func crash() {

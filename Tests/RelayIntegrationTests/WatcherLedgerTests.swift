@@ -98,8 +98,7 @@ struct WatcherLedgerTests {
 
         // A kill -9 from outside while a second burst is being committed, at whatever point it lands.
         try burst(3000, in: w.path("bulk"), prefix: "g")
-        let deadline = Date().addingTimeInterval(120)
-        while try w.queue().count == 2000 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        try w.waitFor("the second burst's first batch in the queue") { try w.queue().count == 2000 ? nil : () }
         w.crash()
         try w.waitForExit()
         try w.start()

@@ -203,13 +203,14 @@ struct WatcherTests {
                                      sync: ["peers": [peer.root], "afterChangeSeconds": 0.2])
         try w.start()
         try w.write("Research/dropped.md", "to be synced\n")
-        let deadline = Date().addingTimeInterval(30)
-        while peer.contents("Research/dropped.md") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try FileEvents.wait(under: [peer.root], endingWith: w.daemon, "Research/dropped.md on the peer; log:\n\(w.log().suffix(1500))") {
+            peer.contents("Research/dropped.md")
+        }
         #expect(peer.contents("Research/dropped.md") == "to be synced\n", "\(w.log().suffix(1500))")
         // A file that arrives from the peer by sync is not a drop here.
         try "from the peer\n".write(toFile: peer.path("Research/from-peer.md"), atomically: false, encoding: .utf8)
         try w.write("Research/nudge.md", "a change to start the next sync\n")
-        while w.scratch.contents("Research/from-peer.md") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try w.waitFor("Research/from-peer.md from the peer") { w.scratch.contents("Research/from-peer.md") }
         #expect(w.scratch.contents("Research/from-peer.md") == "from the peer\n")
         try w.waitForCookie()
         try w.waitUntilQueueIdle()
@@ -224,9 +225,8 @@ struct WatcherTests {
         try w.write("Journal/user/2026-11-22.md", "- 09:00 desktop\n")
         try w.write("Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md", "- 09:05 laptop\n")
         try w.start()
-        let deadline = Date().addingTimeInterval(30)
-        while w.scratch.contents("Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md") != nil && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
+        try w.waitFor("the Syncthing copy to be folded") {
+            w.scratch.contents("Journal/user/2026-11-22.sync-conflict-20261122-101501-ABCDEF1.md") == nil ? () : nil
         }
         let journal = w.scratch.contents("Journal/user/2026-11-22.md") ?? ""
         #expect(journal.contains("- 09:00 desktop\n") && journal.contains("- 09:05 laptop\n"), "\(journal)\n\(w.log().suffix(1500))")
@@ -234,7 +234,7 @@ struct WatcherTests {
         try w.write("Journal/agent/2026-11-23.md", "# 2026-11-23\n- desktop agent\n")
         let copy = "Journal/agent/2026-11-23.sync-conflict-20261123-111500-ABCDEF1.md"
         try w.write(copy, "# 2026-11-23\n- laptop agent\n")
-        while w.scratch.contents(copy) != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try w.waitFor("the second Syncthing copy to be folded") { w.scratch.contents(copy) == nil ? () : nil }
         let day = w.scratch.contents("Journal/agent/2026-11-23.md") ?? ""
         #expect(w.scratch.contents(copy) == nil, "the copy is still there: \(w.log().suffix(1500))")
         #expect(day.contains("- desktop agent\n") && day.contains("- laptop agent\n"), "\(day)")

@@ -62,15 +62,15 @@ struct WebChatTests {
             ["wait": "document.getElementById('chat-list') !== null && document.readyState === 'complete'", "timeout": 20],
             ["do": Self.send("Tell me about llamas")],
             ["wait": "document.getElementById('status').textContent === 'done' && document.querySelectorAll('.message.agent').length >= 5", "timeout": 120],
-            // The page redraws the finished turn from its transcript a moment after the end.
-            ["do": "new Promise((resolve) => setTimeout(() => resolve(true), 1000))"],
+            // The page redraws the finished turn from its transcript a moment after the end, and says so.
+            ["wait": "document.getElementById('messages').dataset.shown", "timeout": 30],
             ["html": true],
             ["do": "document.getElementById('messages').scrollTop = 0; true"],
             ["screenshot": screenshot],
             ["do": "location.hash"],
             // On a phone the chat list folds above the chat.
             ["viewport": [390, 844]],
-            ["do": "new Promise((resolve) => setTimeout(() => resolve(document.getElementById('sidebar').getBoundingClientRect().width <= 390), 300))"],
+            ["wait": "document.getElementById('sidebar').getBoundingClientRect().width <= 390", "timeout": 20],
             ["screenshot": screenshot.replacingOccurrences(of: "web-chat.png", with: "web-chat-phone.png")],
         ], scratch: s.base)
         #expect(results[9] as? Bool == true, "the chat list fits a phone's width")
@@ -106,7 +106,7 @@ struct WebChatTests {
             ["do": "document.getElementById('input').dispatchEvent(new KeyboardEvent('keydown', {key: 'Tab', bubbles: true, cancelable: true})); document.getElementById('input').value"],
             ["do": "(() => { const input = document.getElementById('input'); input.value += 'write one line about llamas'; document.getElementById('composer').requestSubmit(); return true; })()"],
             ["wait": "document.getElementById('status').textContent === 'done'", "timeout": 60],
-            ["do": "new Promise((resolve) => setTimeout(() => resolve(true), 1000))"],
+            ["wait": "document.getElementById('messages').dataset.shown", "timeout": 30],
             ["do": "Array.from(document.querySelectorAll('.message.agent .name')).map(e => e.textContent)"],
         ], scratch: s.base)
         #expect(results[2] as? [String] == ["@Wren"], "\(results)")
@@ -130,17 +130,11 @@ struct WebChatTests {
         ], scratch: s.base)
         #expect(results.count == 3)
         #expect(s.contents("Research/alpaca notes.md") == "Alpacas are smaller than llamas.\n")
-        let deadline = Date().addingTimeInterval(120)
-        var research: [[String: Any]] = []
-        while Date() < deadline {
-            let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
-            research = runs.filter { $0["source"] as? String == "Research/alpaca notes.md" }
-            if research.contains(where: { $0["state"] as? String == "done" }) { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        try served.waitForRun(triggeredBy: "Research/alpaca notes.md")
         try HTTPRunsTests.waitForWatcher(s, served)
         let runs = (jsonObject(try served.curl("GET", "/runs").body)?["runs"] as? [[String: Any]]) ?? []
-        #expect(runs.filter { $0["source"] as? String == "Research/alpaca notes.md" }.count == 1, "\(runs)")
+        let research = runs.filter { $0["source"] as? String == "Research/alpaca notes.md" }
+        #expect(research.count == 1, "\(runs)")
         #expect(research.first?["state"] as? String == "done", "\(research)")
     }
 

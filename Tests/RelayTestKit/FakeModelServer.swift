@@ -63,6 +63,7 @@ public final class FakeModelServer: @unchecked Sendable {
 
     private let respond: @Sendable (Request, Int) -> Response
     private let received = LockedBox<[Request]>([])
+    private let arrived = NSCondition()
     private let running = LockedBox<(group: MultiThreadedEventLoopGroup, channel: any Channel)?>(nil)
 
     /// A server on `port` (a free one by default) that is not listening yet: `start()` it.
@@ -153,7 +154,27 @@ public final class FakeModelServer: @unchecked Sendable {
             received.append(request)
             return received.count - 1
         }
+        arrived.lock()
+        arrived.broadcast()
+        arrived.unlock()
         return respond(request, number)
+    }
+
+    /// Blocks until the server has received `count` requests (each arrival is the event a test
+    /// waits for, not a clock), and returns them.
+    ///
+    /// - parameter guardSeconds: a guard against a hang, never a measure: the wait fails then.
+    @discardableResult
+    public func waitForRequests(_ count: Int, guardSeconds: Double = 120) throws -> [Request] {
+        let guardEnd = Date(timeIntervalSinceNow: guardSeconds)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while received.value.count < count {
+            guard arrived.wait(until: guardEnd) || received.value.count >= count else {
+                throw FileEventsError("the fake model server got \(received.value.count) of \(count) requests within \(Int(guardSeconds)) s (the guard against a hang): \(received.value.map(\.agent))")
+            }
+        }
+        return received.value
     }
 
     private final class Handler: ChannelInboundHandler {

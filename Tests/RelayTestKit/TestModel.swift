@@ -101,7 +101,8 @@ public final class TestModel: LanguageModel, @unchecked Sendable {
             continuation.finish(throwing: error)
         case .hang(let partial):
             continuation.yield(.text(partial))
-            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            // Hangs until the request is cancelled: the cancellation wakes the sleep at once.
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(86_400)) }
             continuation.finish(throwing: CancellationError())
         case .gated(let after, let opens, let label, let then):
             if let after { await after.wait() }

@@ -92,10 +92,9 @@ struct HistoryLogTests {
     /// line is still read once.
     @Test func manyBatchFilesAreMergedInTheBackgroundWithEveryLineKeptOnce() throws {
         for round in 0..<70 { try replaceInOneBatch(["log.md", "round\(round % 5).md"], with: "round \(round)\n") }
-        var waited = 0
-        while batchFiles().count >= HistoryLog.compactionThreshold && waited < 3_000 {
-            usleep(10_000)
-            waited += 1
+        // The merge's removal of the files it took is the event (inotify on their folder).
+        _ = try? FileEvents.wait(under: [batches], guardSeconds: 30, "a merge in the background") {
+            batchFiles().count < HistoryLog.compactionThreshold ? () : nil
         }
         #expect(batchFiles().count < HistoryLog.compactionThreshold, "no merge in the background")
         let records = try workspace.history("log.md")
@@ -149,6 +148,7 @@ struct HistoryLogTests {
         // (finished, readings, what the readings saw that they must not have)
         let shared = LockedBox((finished: false, readings: 0, lost: [String]()))
         let readerDone = DispatchSemaphore(value: 0)
+        let read = NSCondition()  // signalled after each reading
         Thread.detachNewThread {
             var last = 0
             while !shared.value.finished {
@@ -157,6 +157,9 @@ struct HistoryLogTests {
                     if count < last { $0.lost.append("\(count) lines after \(last)") }
                     $0.readings += 1
                 }
+                read.lock()
+                read.broadcast()
+                read.unlock()
                 last = max(last, count)
             }
             readerDone.signal()
@@ -170,7 +173,9 @@ struct HistoryLogTests {
             let seen = shared.value.readings
             // Two more readings before the next round, however slow the reader's thread is: the
             // reader runs alongside every round, not by a clock.
-            while shared.value.readings < seen + 2 { usleep(1_000) }
+            read.lock()
+            while shared.value.readings < seen + 2 { read.wait() }
+            read.unlock()
         }
         shared.mutate { $0.finished = true }
         readerDone.wait()

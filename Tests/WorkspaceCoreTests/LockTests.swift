@@ -110,7 +110,7 @@ struct LockTests {
         }
         thread.start()
         // Not a pause: the writer is seen trying the held lock and being refused, three times.
-        while CoordinatedLock.refusals(of: lockFile) < 3 { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(CoordinatedLock.waitForRefusals(of: lockFile, atLeast: 3), "the writer was never refused")
         #expect(!done.value)
         #expect(fixture.contents("w.md") == nil)
         holder.release()

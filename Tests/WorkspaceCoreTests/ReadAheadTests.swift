@@ -22,7 +22,7 @@ struct ReadAheadTests {
         let ahead = ReadAhead(workspace, paths: paths, budgetBytes: 4_096, budgetFiles: 4)
         defer { ahead.stop() }
         // The thread fills its budget of four files before the caller begins.
-        while ahead.filesRead < 4 { Thread.sleep(forTimeInterval: 0.001) }
+        ahead.waitForFilesRead(4)
         var readAhead = 0
         for path in paths {
             let plain = try workspace.readHashed(path)

@@ -108,7 +108,7 @@ struct WriteBatchTests {
             return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
                 .filter { $0.hasPrefix(workspace.root + "/") }
         }
-        for _ in 0..<500 where !openHere().isEmpty { usleep(10_000) }
+        BackgroundWriteback.waitUntilClosed()
         #expect(openHere().isEmpty, "still open: \(openHere().prefix(3))")
     }
 
@@ -156,9 +156,12 @@ struct WriteBatchTests {
         let openedInode = info.st_ino
         let saved = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            // It saves as soon as the file at the path is no longer the one it has open.
-            var now = stat()
-            while stat(path, &now) == 0 && now.st_ino == openedInode { usleep(100) }
+            // It saves as soon as the file at the path is no longer the one it has open (the
+            // rename over it is the event).
+            _ = try? FileEvents.wait(under: [fixture.path("notes")], guardSeconds: 60, "the batch's rename over notes/plan.md") {
+                var now = stat()
+                return stat(path, &now) == 0 && now.st_ino == openedInode ? nil : ()
+            }
             let text = Array("the person's save\n".utf8)
             _ = ftruncate(editor, 0)
             _ = pwrite(editor, text, text.count, 0)
@@ -235,20 +238,23 @@ struct WriteBatchTests {
         errno = 0
         let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         let seen = LockedBox<Int32?>(nil)
-        Housekeeping.run { seen.mutate { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) } }
-        for _ in 0..<1500 where seen.value == nil { usleep(10_000) }
+        let ran = DispatchSemaphore(value: 0)
+        Housekeeping.run {
+            seen.mutate { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+            ran.signal()
+        }
+        // The job's signal is the event; the time is a guard against a hang.
+        #expect(ran.wait(timeout: .now() + 30) == .success, "the job never ran")
         #expect(seen.value == 19)
         #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
     }
 
-    /// Up to 15 s: the trash is emptied at the lowest priority, behind whatever else runs.
+    /// Whether `folder` empties: the trash is emptied at the lowest priority, behind whatever
+    /// else runs; each removal is an event (inotify), the 30 s a guard against a hang.
     private func waitUntilEmpty(_ folder: String) throws -> Bool {
-        for _ in 0..<1500 {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            if names.isEmpty { return true }
-            usleep(10_000)
-        }
-        return false
+        (try? FileEvents.wait(under: [folder], guardSeconds: 30, "\(folder) to empty") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).isEmpty ? () : nil
+        }) != nil
     }
 
     @Test func aFileChangedAfterStagingIsLeftAloneAndReportedWhileTheRestIsInstalled() throws {
@@ -347,7 +353,7 @@ struct WriteBatchTests {
             try? workspace.withLock("Chats/new.md") {
                 holding.signal()
                 // Held until the commit has been seen waiting for it.
-                while CoordinatedLock.refusals(of: lockFile) == 0 { usleep(1_000) }
+                _ = CoordinatedLock.waitForRefusals(of: lockFile, atLeast: 1)
                 try? "an agent's note\n".write(toFile: fixture.path("Chats/new.md"), atomically: false, encoding: .utf8)
             }
         }

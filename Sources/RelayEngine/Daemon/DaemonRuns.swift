@@ -43,7 +43,7 @@ public struct DaemonRuns: Sendable {
                 try await engine.execute(id) { event in log(event, run: id, path: path) }
                 if waiting { logger.notice("the model answers again; run finished", metadata: ["relay.run": "\(id)"]) }
                 return
-            } catch let error as LanguageModelError where Self.isWorthWaiting(error) {
+            } catch let error as RelayError where error.modelCause.map(Self.isWorthWaiting) == true {
                 if !waiting {
                     logger.warning("run waits for the model server", metadata: ["relay.run": "\(id)", "relay.path": "\(path)", "relay.error": "\(error.message)"])
                     waiting = true

@@ -43,27 +43,21 @@ extension RunExecutor {
         requestRecord.requestHash = hash
         try journal?.append(requestRecord, sync: false)
 
-        let model = try model(for: agent)
+        let model: any LanguageModel
+        do {
+            model = try self.model(for: agent)
+        } catch let error as LanguageModelError {
+            throw RelayError.model(error, agent: agent.label, model: agent.model.map { "\($0) on \(models!.description)" } ?? models!.description)
+        }
         let started = Self.timestamp()
         let clock = ContinuousClock.now
         var reply = ModelReply()
-        var guardLoops = RepetitionGuard()
-        for try await event in model.stream(request) {
-            try Task.checkCancellation()
-            reply.add(event)
-            if case .text(let delta) = event {
-                if streams { emit(.textDelta(step: step, agentID: agent.id, text: delta)) }
-                if let kept = guardLoops.feed(delta) {
-                    // A small model caught in a loop: stop it, keep the text up to the loop.
-                    reply.text = kept
-                    reply.finishReason = .other("repetition")
-                    // The server counts tokens at the end of a reply, which was cut short: estimate them.
-                    let prompt = request.messages.reduce(0) { $0 + $1.content.utf8.count } / 4 + 1
-                    reply.usage = reply.usage ?? TokenUsage(promptTokens: prompt, completionTokens: kept.utf8.count / 4 + 1)
-                    emit(.note("\(agent.label) was repeating itself; Relay stopped the reply at the loop"))
-                    break
-                }
-            }
+        do {
+            try await stream(model, request, into: &reply, step: step, agent: agent, streams: streams)
+        } catch let error as LanguageModelError {
+            // One error for whoever runs the engine (the CLI, the daemon, the server): it names
+            // the agent and the model; the model's own error stays its cause.
+            throw RelayError.model(error, agent: agent.label, model: model.description)
         }
         try Task.checkCancellation()
         let elapsed = ContinuousClock.now - clock
@@ -80,6 +74,29 @@ extension RunExecutor {
         responseRecord.finish = reply.finishReason.map(Self.wireName)
         try journal?.append(responseRecord)
         return Answer(reply: reply, started: started, milliseconds: milliseconds)
+    }
+
+    /// Streams `model`'s reply to `request` into `reply`, showing text as it comes.
+    private func stream(_ model: any LanguageModel, _ request: ModelRequest, into reply: inout ModelReply,
+                        step: Int, agent: AgentDefinition, streams: Bool) async throws {
+        var guardLoops = RepetitionGuard()
+        for try await event in model.stream(request) {
+            try Task.checkCancellation()
+            reply.add(event)
+            if case .text(let delta) = event {
+                if streams { emit(.textDelta(step: step, agentID: agent.id, text: delta)) }
+                if let kept = guardLoops.feed(delta) {
+                    // A small model caught in a loop: stop it, keep the text up to the loop.
+                    reply.text = kept
+                    reply.finishReason = .other("repetition")
+                    // The server counts tokens at the end of a reply, which was cut short: estimate them.
+                    let prompt = request.messages.reduce(0) { $0 + $1.content.utf8.count } / 4 + 1
+                    reply.usage = reply.usage ?? TokenUsage(promptTokens: prompt, completionTokens: kept.utf8.count / 4 + 1)
+                    emit(.note("\(agent.label) was repeating itself; Relay stopped the reply at the loop"))
+                    return
+                }
+            }
+        }
     }
 
     func model(for agent: AgentDefinition) throws -> any LanguageModel {

@@ -65,7 +65,7 @@ final class RunExecutor: @unchecked Sendable {
     // MARK: The relay
 
     /// Runs (or resumes, or replays) the whole relay.
-    /// - throws: `LanguageModelError` when the model fails (the run stays resumable),
+    /// - throws: `RelayError` `.model` when the model fails (the run stays resumable),
     ///   `CancellationError` when cancelled (resumable too), `RelayError` for a broken journal.
     func execute() async throws {
         lastConversationWrite = ContinuousClock.now

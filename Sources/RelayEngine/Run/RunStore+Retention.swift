@@ -77,16 +77,7 @@ extension RunStore {
 
     /// When run `id` started, from its id ("20261122-154012-ab12", UTC), in nanoseconds.
     static func startTime(ofID id: String) -> Int64? {
-        let digits = Array(id.utf8.prefix(15))
-        guard digits.count == 15, digits[8] == UInt8(ascii: "-") else { return nil }
-        func number(_ range: Range<Int>) -> Int? { Int(String(decoding: digits[range], as: UTF8.self)) }
-        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8),
-              let hour = number(9..<11), let minute = number(11..<13), let second = number(13..<15) else { return nil }
-        var components = DateComponents()
-        (components.year, components.month, components.day, components.hour, components.minute, components.second) = (year, month, day, hour, minute, second)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar.date(from: components).map { Int64($0.timeIntervalSince1970) * 1_000_000_000 }
+        Timestamp.date(fromCompactUTC: String(id.prefix(15))).map { Int64($0.timeIntervalSince1970) * 1_000_000_000 }
     }
 
     /// The bytes a file or folder takes on disk (allocated blocks), links not followed.

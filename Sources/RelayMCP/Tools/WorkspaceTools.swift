@@ -100,12 +100,11 @@ enum WorkspaceTools {
             let path = try arguments.string("path")
             let resolved = try workspace.resolve(path)
             let records = try workspace.history(path).reversed()
-            let formatter = ISO8601DateFormatter()
             let prunedVersions = try workspace.prunedVersions()
             var lines: [String] = []
             var versions: [JSONValue] = []
             for record in records {
-                let time = formatter.string(from: Date(timeIntervalSince1970: Double(record.timeNanoseconds) / 1e9))
+                let time = Timestamp.iso8601(Date(timeIntervalSince1970: Double(record.timeNanoseconds) / 1e9))
                 let pruned = record.replaced.map { prunedVersions.contains($0) && !workspace.objects.contains($0) } ?? false
                 let kept = record.replaced != nil && record.replacedStored && !pruned
                 versions.append([

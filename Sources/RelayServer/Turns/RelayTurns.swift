@@ -57,7 +57,7 @@ struct RelayTurns: Sendable {
             }
         } catch is CancellationError {
             throw APIError(.shuttingDown, "the server is stopping; run \(manifest.id) is kept and resumes at the next start")
-        } catch let error as LanguageModelError {
+        } catch let error as RelayError where error.code == .model {
             throw APIError(.modelUnavailable, "the model failed (run \(manifest.id) is kept; `relay resume \(manifest.id)` continues it): \(error.message)")
         } catch let error as RelayError {
             throw APIError(error.code == .busy ? .busy : .internalError, "run \(manifest.id): \(error.message)")

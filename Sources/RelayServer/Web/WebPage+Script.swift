@@ -361,7 +361,9 @@ extension WebPage {
       if (event.state === "failed" && event.message) systemLine("⚠ " + event.message, "error");
       state.streaming.delete(run);
       refreshChats();
-      if (event.state === "done") { setTimeout(() => openChat(state.chat, true), 300); return; }
+      // Redrawn from the transcript; `data-shown` on the messages names the run once it is (the
+      // web chat's tests wait for that, not for a time).
+      if (event.state === "done") { setTimeout(() => openChat(state.chat, true).then(() => { $("messages").dataset.shown = run; }), 300); return; }
       // Keep what the stream drew (and the stop notice) until the chat changes again.
       const name = state.chat;
       if (name) apiJSON("/chats/" + encodeURIComponent(name)).then((body) => {

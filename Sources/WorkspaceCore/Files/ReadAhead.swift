@@ -42,6 +42,14 @@ package final class ReadAhead: @unchecked Sendable {
         return readSoFar
     }
 
+    /// Blocks until this thread has read `count` files (or stopped, or has no more to read):
+    /// each read is the event, for tests that order the caller after the thread without a clock.
+    package func waitForFilesRead(_ count: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        while readSoFar < min(count, paths.count) && !stopped { condition.wait() }
+    }
+
     /// Starts reading `paths`, in order, at once. Call `stop` when done.
     package init(_ workspace: Workspace, paths: [String], budgetBytes: Int = 8 << 20, budgetFiles: Int = 256) {
         self.workspace = workspace

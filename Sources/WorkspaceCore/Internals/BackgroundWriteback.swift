@@ -13,8 +13,11 @@ import Synchronization
 /// disk slower than the writer never costs more open files than that.
 enum BackgroundWriteback {
     static let backlog = 256
-    private static let state = Mutex<(pending: [CInt], started: Bool)>(([], false))
+    /// `closing`: taken from `pending` by the thread and not closed yet.
+    private static let state = Mutex<(pending: [CInt], closing: Int, started: Bool)>(([], 0, false))
     private static let work = DispatchSemaphore(value: 0)
+    /// Broadcast each time the thread has closed what it took (for `waitUntilClosed`).
+    private static let closed = NSCondition()
 
     /// Starts the writeback of the file open as `fd` and closes it, soon, on the writeback
     /// thread; `fd` is no longer the caller's.
@@ -38,7 +41,15 @@ enum BackgroundWriteback {
     }
 
     /// The descriptors handed over and not closed yet (for tests).
-    static var waiting: Int { state.withLock { $0.pending.count } }
+    static var waiting: Int { state.withLock { $0.pending.count + $0.closing } }
+
+    /// Blocks until every descriptor handed over so far is closed: each batch the thread closes
+    /// is the event (tests wait for it instead of looking at `/proc/self/fd` on a clock).
+    static func waitUntilClosed() {
+        closed.lock()
+        defer { closed.unlock() }
+        while waiting > 0 { closed.wait() }
+    }
 
     /// The thread lives as long as the process and sleeps while there is nothing to do.
     private static func run() {
@@ -46,12 +57,17 @@ enum BackgroundWriteback {
             work.wait()
             let batch = state.withLock { state -> [CInt] in
                 defer { state.pending.removeAll(keepingCapacity: true) }
+                state.closing = state.pending.count
                 return state.pending
             }
             for fd in batch {
                 Syscall.startWriteback(fd)
                 Syscall.close(fd)
             }
+            state.withLock { $0.closing = 0 }
+            closed.lock()
+            closed.broadcast()
+            closed.unlock()
         }
     }
 }

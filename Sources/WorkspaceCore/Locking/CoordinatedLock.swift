@@ -256,22 +256,3 @@ extension Duration {
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }
-
-// A test hook: how many times a waiting writer found a lock file's lock held, for the lock
-// files a test asked about — so a test proves a writer waited by watching it wait, not by
-// sleeping. Counting only what is asked for keeps a long-running daemon's memory flat.
-extension CoordinatedLock {
-    package static func countRefusals(of lockFile: String) { RefusalCount.start(lockFile) }
-    package static func stopCountingRefusals(of lockFile: String) { RefusalCount.stop(lockFile) }
-    package static func refusals(of lockFile: String) -> Int { RefusalCount.value(lockFile) }
-}
-
-private enum RefusalCount {
-    private static let counts = Mutex<[String: Int]>([:])
-    static func start(_ file: String) { counts.withLock { $0[file] = 0 } }
-    static func stop(_ file: String) { counts.withLock { _ = $0.removeValue(forKey: file) } }
-    static func value(_ file: String) -> Int { counts.withLock { $0[file] ?? 0 } }
-    static func add(_ file: String) {
-        counts.withLock { if let count = $0[file] { $0[file] = count + 1 } }
-    }
-}

@@ -9,6 +9,7 @@ import Synchronization
 /// ```swift
 /// Timestamp.iso8601(Date())        // "2026-11-27T10:24:33Z"
 /// Timestamp.compactUTC(Date())     // "20261127-102433" (run ids, conflict copies)
+/// Timestamp.localDay(Date())       // "2026-11-27" (journal notes, chat files)
 /// ```
 public enum Timestamp {
     /// ISO 8601 in UTC, to the second: "2026-11-27T10:24:33Z" (logs, holds, queues).
@@ -26,9 +27,25 @@ public enum Timestamp {
         compact.withLock { $0.string(from: date) }
     }
 
+    /// The date a "yyyyMMdd-HHmmss" (UTC) stamp stands for — a run id's first 15 characters;
+    /// nil when it is not one.
+    public static func date(fromCompactUTC stamp: String) -> Date? {
+        compact.withLock { $0.date(from: stamp) }
+    }
+
     /// "yyyy-MM-dd HH:mm:ss" in this machine's time zone: for a person reading a list.
     public static func localDateTime(_ date: Date) -> String {
         local.withLock { $0.string(from: date) }
+    }
+
+    /// "yyyy-MM-dd" in this machine's time zone: the day a person's journal note or chat is of.
+    public static func localDay(_ date: Date = Date()) -> String {
+        day.withLock { $0.string(from: date) }
+    }
+
+    /// "HH-mm" in this machine's time zone: a time that can stand in a file name.
+    public static func localHourMinute(_ date: Date = Date()) -> String {
+        hourMinute.withLock { $0.string(from: date) }
     }
 
     private static let seconds = Mutex(Formatter(ISO8601DateFormatter()))
@@ -39,6 +56,8 @@ public enum Timestamp {
     }()
     private static let compact = Mutex(Formatter(pattern: "yyyyMMdd-HHmmss", timeZone: TimeZone(identifier: "UTC")!))
     private static let local = Mutex(Formatter(pattern: "yyyy-MM-dd HH:mm:ss", timeZone: .current))
+    private static let day = Mutex(Formatter(pattern: "yyyy-MM-dd", timeZone: .current))
+    private static let hourMinute = Mutex(Formatter(pattern: "HH-mm", timeZone: .current))
 
     /// One of Foundation's two formatter classes, owned by its mutex.
     private struct Formatter: @unchecked Sendable {
@@ -60,5 +79,6 @@ public enum Timestamp {
         }
 
         func string(from date: Date) -> String { iso?.string(from: date) ?? pattern!.string(from: date) }
+        func date(from text: String) -> Date? { iso?.date(from: text) ?? pattern?.date(from: text) }
     }
 }

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import LanguageModels
 import RelayEngine
 
 /// Runs a run with its group chat on the terminal; Ctrl-C or SIGTERM stop it cleanly (the
@@ -27,8 +26,8 @@ enum RunInTerminal {
             try await task.value
         } catch is CancellationError {
             throw CommandFailure(message: "stopped; run \(id) is saved and `relay resume \(id)` continues it", status: 130)
-        } catch let error as LanguageModelError {
-            throw CommandFailure(message: "\(error.message)\nrun \(id) is saved: `relay resume \(id)` continues it once the model answers", status: error.isConfigurationError ? 2 : 1)
+        } catch let error as RelayError where error.code == .model {
+            throw CommandFailure(message: "\(error.message)\nrun \(id) is saved: `relay resume \(id)` continues it once the model answers", status: error.isUsageError ? 2 : 1)
         } catch let error as RelayError {
             throw CommandFailure(message: error.message, status: error.isUsageError ? 2 : 1)
         }

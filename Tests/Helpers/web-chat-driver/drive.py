@@ -8,7 +8,10 @@ usage: drive.py BROWSER URL STEPS.json
 
 STEPS.json is a list of steps, each one of:
   {"do": "JS"}                      evaluate once (awaiting a promise); the value is recorded
-  {"wait": "JS", "timeout": 60}     evaluate every 100 ms until truthy; fail after timeout seconds
+  {"wait": "JS", "timeout": 60}     wait until truthy: evaluated again at each change of the page (a DOM
+                                    mutation, readystatechange, hashchange, load, resize), not on a timer;
+                                    a reload starts the wait again in the new page; the timeout is a
+                                    guard against a hang (the step fails), never a measure
   {"screenshot": "PATH"}            write a PNG of the viewport
   {"html": true}                    record document.documentElement.outerHTML
   {"viewport": [WIDTH, HEIGHT]}     resize the viewport (a phone: [390, 844])
@@ -19,10 +22,10 @@ Prints {"results": [...]} (one entry per step) and exits 0, or prints {"error": 
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 browser, url, steps_file = sys.argv[1], sys.argv[2], sys.argv[3]
 steps = json.load(open(steps_file))
@@ -75,6 +78,51 @@ def evaluate(session, expression):
     return result.get("result", {}).get("value")
 
 
+# A promise in the page that resolves with the condition's value once it is truthy, looking
+# again at each change of the page; the guard timer rejects it with a mark the driver knows.
+WAITER = """new Promise((resolve, reject) => {
+  let done = false;
+  const finish = (value) => { if (done) return; done = true; observer.disconnect(); clearTimeout(guard); resolve(value); };
+  const check = () => { let value; try { value = (CONDITION); } catch (error) { value = undefined; } if (value) finish(value); };
+  // A change is looked at in the page's next task, not in the observer's microtask: a condition
+  // that changes the page itself (typing into the composer) must let the page's network and
+  // timers run between two looks.
+  let queued = false;
+  const later = () => { if (!queued && !done) { queued = true; setTimeout(() => { queued = false; if (!done) check(); }, 0); } };
+  const observer = new MutationObserver(later);
+  observer.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  for (const name of ['readystatechange', 'DOMContentLoaded']) document.addEventListener(name, later);
+  for (const name of ['load', 'hashchange', 'popstate', 'resize']) window.addEventListener(name, later);
+  const guard = setTimeout(() => { if (!done) { done = true; observer.disconnect(); reject(new Error('relay-wait-guard')); } }, GUARD);
+  check();
+})"""
+
+
+def wait_for(session, condition, timeout):
+    """The condition's first truthy value. A reload destroys the page's promise: the wait starts
+    again in the new page (a bounded number of times, so a condition that throws is not retried
+    for ever)."""
+    expression = WAITER.replace("CONDITION", condition).replace("GUARD", str(int(timeout * 1000)))
+    # The page's own guard cannot fire in a page that hangs: the driver keeps one too.
+    def hung(*_):
+        raise RuntimeError(f"the page hung while waiting for: {condition}")
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(int(timeout) + 30)
+    try:
+        for _ in range(20):
+            try:
+                return evaluate(session, expression)
+            except RuntimeError as error:
+                if "the page hung" in str(error):
+                    raise
+                if "relay-wait-guard" in str(error):
+                    raise RuntimeError(f"waited {timeout} s for: {condition}")
+                # Otherwise the page navigated (a reload) and took the promise with it: wait again.
+        raise RuntimeError(f"the page kept going away while waiting for: {condition}")
+    finally:
+        signal.alarm(0)
+
+
 results = []
 try:
     target = send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -82,27 +130,12 @@ try:
     send("Page.enable", session=session)
     send("Emulation.setDeviceMetricsOverride", {"width": 1100, "height": 1000, "deviceScaleFactor": 1, "mobile": False}, session)
     send("Page.navigate", {"url": url}, session)
-    deadline = time.time() + 30
-    while evaluate(session, "document.readyState") != "complete":
-        if time.time() > deadline:
-            raise RuntimeError("the page did not load")
-        time.sleep(0.05)
+    wait_for(session, "document.readyState === 'complete'", 30)
     for step in steps:
         if "do" in step:
             results.append(evaluate(session, step["do"]))
         elif "wait" in step:
-            deadline = time.time() + step.get("timeout", 60)
-            while True:
-                try:
-                    value = evaluate(session, step["wait"])
-                except RuntimeError:
-                    value = None  # the page is navigating (a reload): ask again
-                if value:
-                    results.append(value)
-                    break
-                if time.time() > deadline:
-                    raise RuntimeError(f"waited {step.get('timeout', 60)} s for: {step['wait']}")
-                time.sleep(0.1)
+            results.append(wait_for(session, step["wait"], step.get("timeout", 60)))
         elif "screenshot" in step:
             data = send("Page.captureScreenshot", {"format": "png"}, session)["data"]
             with open(step["screenshot"], "wb") as file:

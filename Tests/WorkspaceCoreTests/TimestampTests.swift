@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import WorkspaceCore
+
+/// The one formatter per date format Relay writes: each format as it is written, and the compact
+/// stamp read back (run ids), from any thread.
+@Suite struct TimestampTests {
+    // 2026-11-27 10:24:33.125 UTC
+    let date = Date(timeIntervalSince1970: 1_795_775_073.125)
+
+    @Test func eachFormatWritesWhatItsNameSays() {
+        #expect(Timestamp.iso8601(date) == "2026-11-27T10:24:33Z")
+        #expect(Timestamp.iso8601Milliseconds(date) == "2026-11-27T10:24:33.125Z")
+        #expect(Timestamp.compactUTC(date) == "20261127-102433")
+        // The local ones in this machine's zone, as Foundation's calendar puts them.
+        let local = Calendar.current.dateComponents(in: .current, from: date)
+        let day = String(format: "%04d-%02d-%02d", local.year!, local.month!, local.day!)
+        #expect(Timestamp.localDay(date) == day)
+        #expect(Timestamp.localHourMinute(date) == String(format: "%02d-%02d", local.hour!, local.minute!))
+        #expect(Timestamp.localDateTime(date) == day + String(format: " %02d:%02d:%02d", local.hour!, local.minute!, local.second!))
+    }
+
+    @Test func aCompactStampReadsBackToItsSecondAndAnythingElseToNil() {
+        #expect(Timestamp.date(fromCompactUTC: "20261127-102433") == Date(timeIntervalSince1970: 1_795_775_073))
+        #expect(Timestamp.date(fromCompactUTC: "by-trigger") == nil)
+        #expect(Timestamp.date(fromCompactUTC: "2026-11-27") == nil)
+    }
+
+    @Test func manyThreadsShareTheFormattersAndGetWholeStamps() async {
+        let stamps = await withTaskGroup(of: String.self) { group in
+            for n in 0..<200 { group.addTask { Timestamp.compactUTC(Date(timeIntervalSince1970: Double(n) * 86_400)) } }
+            return await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(stamps.count == 200 && stamps.allSatisfy { $0.count == 15 })
+    }
+}
