@@ -357,22 +357,30 @@ import WorkspaceCore
         #expect(rows == ["Tamsin Roofing: 3,400 euros", "Northgate: 2,950 euros"], "\(rows)")
     }
 
-    @Test func anEmailThreadsQuotedRepliesAreLeftOutOfItsKeySentences() {
+    @Test func anEmailThreadsNewestMessageComesFirstAndItsQuotedRepliesAfterAsContext() {
         let thread = """
-            From: Jonas
-            Subject: Re: delivery
+            **From:** Jonas
+            **Subject:** Re: delivery
+
+            Dear Ada,
 
             The delivery moves to 9 December, a week later.
             The driver will call an hour before.
             Please keep the gate open.
 
+            Kind regards,
+            Jonas
+
             On 1 December, Ada wrote:
             > The delivery is on 2 December.
-            > Can someone be home?
+            > The sofa is booked as order SF-2210.
             """
         let prepared = DocumentShape.prepared(thread)
-        #expect(prepared.contains("9 December"))
-        #expect(!prepared.contains("2 December"), "\(prepared)")
+        let newest = prepared.range(of: "9 December")?.lowerBound, earlier = prepared.range(of: "Earlier in the thread")?.lowerBound
+        #expect(newest != nil && earlier != nil && newest! < earlier!, "\(prepared)")
+        #expect(prepared.contains("The sofa is booked as order SF-2210."), "what only the earlier message says stays: \(prepared)")
+        #expect(!prepared.contains(">") && !prepared.contains("Dear Ada") && !prepared.contains("Kind regards"), "\(prepared)")
+        #expect(prepared.contains("- From: Jonas"), "a bold header is a header: \(prepared)")
     }
 }
 

@@ -8,25 +8,30 @@ enum DocumentShape {
     /// Lines that open a quoted earlier message in an email thread.
     static let replyOpenings = ["-----original message-----", "---------- forwarded message", "begin forwarded message"]
 
-    /// Whether ``prepared`` leaves quoted replies out of `document`.
-    static func dropsQuotedReplies(_ document: String) -> Bool {
-        let lines = document.components(separatedBy: "\n")
-        let quoted = lines.indices.filter { isQuoted(lines, at: $0) }
-        return !quoted.isEmpty && lines.indices.filter { !quoted.contains($0) && Evidence.isStatement(lines[$0]) }.count >= 3
-    }
-
-    /// `document` with quoted replies left out (when what is left still says something), and
-    /// table rows written as "first cell: cell, cell" (the header and the rule dropped).
+    /// `document` as its key sentences are chosen from: an email thread's newest message first
+    /// and its quoted earlier messages after it, as context (their quote marks and separators
+    /// left out: they still hold the facts the newest message does not repeat — the hotel
+    /// booked, the outbound flight); greetings and sign-offs left out; mail headers one to a
+    /// line, bold or not; table rows written as "first cell: cell, cell" (the header and the
+    /// rule dropped).
     static func prepared(_ document: String) -> String {
-        var lines = document.components(separatedBy: "\n")
+        var lines = document.components(separatedBy: "\n").map { line in
+            // "**From:** Ada" is a header as "From: Ada" is.
+            let plain = line.replacingOccurrences(of: "**", with: "")
+            return emailHeader(plain.trimmingCharacters(in: .whitespaces)) != nil ? plain : line
+        }
         let quoted = lines.indices.filter { isQuoted(lines, at: $0) }
         let kept = lines.indices.filter { !quoted.contains($0) && Evidence.isStatement(lines[$0]) }
         if !quoted.isEmpty, kept.count >= 3 {
-            lines = lines.indices.filter { !quoted.contains($0) }.map { lines[$0] }
+            let earlier = quoted.map { unquoted(lines[$0]) }.filter { line in
+                !replyOpenings.contains { line.lowercased().contains($0) } && !line.trimmingCharacters(in: .whitespaces).hasPrefix("-----")
+            }
+            lines = lines.indices.filter { !quoted.contains($0) }.map { lines[$0] } + ["", "## Earlier in the thread", ""] + earlier
         }
         var result: [String] = []
         for (index, line) in lines.enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if isGreeting(trimmed) { continue }
             // A mail header is a unit of its own (not one run-on "sentence" with the next
             // headers); who it went to says nothing a reader looks for.
             if let field = emailHeader(trimmed) {
@@ -60,6 +65,25 @@ enum DocumentShape {
         guard let first = cells.first else { return nil }
         return "- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : "")
     }
+
+    /// A quoted line without its quote marks ("> > text" → "text").
+    static func unquoted(_ line: String) -> String {
+        var text = Substring(line.trimmingCharacters(in: .whitespaces))
+        while text.hasPrefix(">") { text = text.dropFirst().drop { $0 == " " } }
+        return String(text)
+    }
+
+    /// "Dear Idony,", "Hi all,", "Kind regards,", "Best,": a letter's greeting or sign-off, which
+    /// says nothing a reader of a summary looks for.
+    static func isGreeting(_ line: String) -> Bool {
+        let lowered = line.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: " ,.!"))
+        guard !lowered.isEmpty, lowered.split(separator: " ").count <= 4, line.hasSuffix(",") || signOffs.contains(lowered) else { return false }
+        return ["dear ", "hi ", "hello ", "hey ", "good morning", "good afternoon"].contains { lowered.hasPrefix($0) } || signOffs.contains(lowered)
+    }
+
+    static let signOffs: Set<String> = ["kind regards", "best regards", "regards", "best", "best wishes", "thanks", "thank you", "many thanks",
+                                        "cheers", "yours sincerely", "yours faithfully", "yours", "with apologies", "all the best", "warm regards",
+                                        "with thanks", "love"]
 
     /// The field of a mail header line ("from" of "From: Ada <ada@…>"), lowercased.
     static func emailHeader(_ line: String) -> String? {

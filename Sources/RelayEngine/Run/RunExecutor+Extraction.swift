@@ -96,9 +96,9 @@ extension RunExecutor {
         let original = manifest.document ?? manifest.request
         let document = DocumentShape.prepared(original)
         let sentences = Sentences.split(document)
-        // A summary's share is of the source as dropped: an email thread whose quoted replies
-        // were left out may keep more of its newest message.
-        let widening = DocumentShape.dropsQuotedReplies(original) ? min(2.5, Double(max(original.count, 1)) / Double(max(document.count, 1))) : 1
+        // A summary's share is of the source as dropped (the prepared text leaves out headers,
+        // greetings and quote marks, so it may keep a little more of it).
+        let widening = min(1.5, Double(max(original.count, 1)) / Double(max(document.count, 1)))
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
