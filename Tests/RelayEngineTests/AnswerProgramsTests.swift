@@ -225,6 +225,11 @@ import WorkspaceCore
         #expect(RunExecutor.plainDraft(for: "Draft a short message to Casimir asking for my tile cutter back before the weekend.", ignoring: [])
             == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")
         #expect(RunExecutor.isNoDraft("The user requested that I send a message to Casimir. [Vera's Output]: …"))
+        #expect(RunExecutor.plainDraft(for: "Draft a text to Mira checking she's still fine to open up on Saturday.", ignoring: [])
+            == "Hi Mira,\n\nJust checking you're still fine to open up on Saturday.\n\nThanks!")
+        #expect(!RunExecutor.speaksOfPurpose("Mira, I hope your work goes well!", request: "Write a note to Mira asking her to fix the back door lock", ignoring: []),
+                "good wishes are not the note asked for")
+        #expect(RunExecutor.speaksOfPurpose("Hi Mira, could you look at the lock this week?", request: "Write a note to Mira asking her to fix the back door lock", ignoring: []))
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Lent my drill to Oskar Brandt on Saturday.\n"])
         let (answer, _) = try await Self.ask("Draft a message to Oskar asking for my drill back", in: scratch,
                                              model: Self.model(writes: "The user requested that I write to Oskar."))

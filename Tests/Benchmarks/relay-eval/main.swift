@@ -652,7 +652,11 @@ enum Scorer {
     static let notFoundPhrases = ["the workspace does not say", "the workspace doesn't say"]
     static let generalLabel = "not from the workspace"
 
-    static func answer(_ text: String, expect: Expectation, sources: [String], roster: Set<String>) -> AnswerScore {
+    /// Words of asking for a draft, not of what the draft is about.
+    static let draftRequestWords: Set<String> = ["draft", "write", "compose", "prepare", "note", "message", "text", "email", "letter", "reply",
+                                                 "short", "quick", "asking", "checking", "please", "before", "after", "while", "still"]
+
+    static func answer(_ text: String, expect: Expectation, sources: [String], roster: Set<String>, question: String? = nil) -> AnswerScore {
         var sources = sources
         // A computed value is the engine's arithmetic, not an invention: the expected result is
         // a source of a compute answer (its operands are in the notes already).
@@ -694,8 +698,19 @@ enum Scorer {
             short = lines <= (expect.maxLines ?? defaultSummaryLines)
         case .draft:
             let names = Text.found(expect.accept ?? [], anywhereIn: text)
-            hit = names && precision.unsupported.isEmpty
-            if !names { why = "does not name whom it is for" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
+            // A draft speaks of what it was asked to say (a word of the request's own, beyond
+            // whom it is for and the words of asking), and is not the request repeated.
+            let asked: Set<String> = question.map { Claims.words($0).filter { $0.count >= 4 && !draftRequestWords.contains($0) } } ?? []
+            let named = Set((expect.accept ?? []).flatMap { $0 }.flatMap { Claims.words($0) })
+            let purpose = asked.subtracting(named)
+            let aboutIt = purpose.isEmpty || !purpose.isDisjoint(with: Claims.words(text))
+            let echoes = question.map { q in
+                let opening = Text.normalize(q).split(separator: " ").prefix(8).joined(separator: " ")
+                return opening.split(separator: " ").count >= 6 && Text.normalize(text).contains(opening)
+            } ?? false
+            hit = names && aboutIt && !echoes && precision.unsupported.isEmpty
+            if !names { why = "does not name whom it is for" } else if !aboutIt { why = "says nothing of what it was asked to say" }
+            else if echoes { why = "repeats the request" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
             short = Text.wordCount(text) <= maximumDraftWords
         case .notfound:
             let says = notFoundPhrases.contains { normalized.contains(Text.normalize($0)) }
@@ -1667,7 +1682,7 @@ final class Harness {
         let expect = question.expectation
         return QuestionResult(id: question.id, from: question.from, kind: expect.kind.rawValue, question: question.question, via: "relay ask",
                               state: !finished ? "timeout" : (state.end ?? (error == nil ? "?" : "failed")), seconds: seconds, tokens: state.tokens,
-                              answer: answer, score: Scorer.answer(answer, expect: expect, sources: sources + [question.question], roster: roster),
+                              answer: answer, score: Scorer.answer(answer, expect: expect, sources: sources + [question.question], roster: roster, question: question.question),
                               anywhereInTurn: inTurn(expect, turn.joined(separator: "\n")), run: runID, error: error.map { String($0.prefix(400)) },
                               selection: selection, subtasks: subtasks)
     }
@@ -1708,7 +1723,7 @@ final class Harness {
             results.append(QuestionResult(
                 id: "\(chat.id)#\(index + 1)", from: chat.from, kind: expect.kind.rawValue, question: turn.question, via: chatFile,
                 state: timedOut ? (info == nil ? "no run" : "timeout") : (state.end ?? "?"), seconds: seconds, tokens: state.tokens, answer: answer,
-                score: Scorer.answer(answer, expect: expect, sources: sources + asked, roster: roster),
+                score: Scorer.answer(answer, expect: expect, sources: sources + asked, roster: roster, question: turn.question),
                 anywhereInTurn: inTurn(expect, whole), run: info?.id,
                 error: timedOut ? "no answer within \(Int(options.timeout)) s" : (state.end == "finished" ? nil : state.message),
                 selection: info.flatMap { ChatFile.selection(transcript: workspace + "/" + ChatFile.transcript(of: chatFile), run: $0.id) },
@@ -1761,7 +1776,8 @@ func rescore(_ result: ConfigResult, tasks: TaskSet, harness: Harness) throws ->
         }
         guard let expect else { continue }
         result.questions[index].kind = expect.kind.rawValue
-        result.questions[index].score = Scorer.answer(result.questions[index].answer, expect: expect, sources: sources + asked, roster: roster)
+        result.questions[index].score = Scorer.answer(result.questions[index].answer, expect: expect, sources: sources + asked, roster: roster,
+                                                      question: result.questions[index].question)
     }
     result.totals = totals(result.documents, result.questions, seconds: result.totals.totalSeconds)
     result.taskSet = result.taskSet ?? tasks.label
@@ -2121,6 +2137,13 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
     let invention = score("Hi Priya, I will send you the deposit of 40 euros on Monday with Marcus. Best, Odile", draft)
     check(invention.verdict == .wrong && invention.precision.unsupported.contains("40"), "a draft with an invented number or name is wrong (\(invention.precision.unsupported))")
     check(score("Hi there, I will send the deposit on Monday.", draft).verdict == .wrong, "a draft that does not name the person is wrong")
+    let asked = "Write a note to Priya about the choir trip deposit"
+    check(Scorer.answer("Hi Priya, the choir trip deposit goes out on Monday.", expect: draft, sources: [notes], roster: roster, question: asked).verdict == .answered,
+          "a draft about what was asked is answered")
+    check(Scorer.answer("Priya, I hope your work goes well and that you are doing fine.", expect: draft, sources: [notes], roster: roster, question: asked).verdict == .wrong,
+          "a draft that says nothing of what it was asked to say is wrong")
+    check(Scorer.answer("Write a note to Priya about the choir trip deposit.\n\nYour previous output was: none", expect: draft, sources: [notes], roster: roster,
+                        question: asked).verdict == .wrong, "a draft that repeats the request is wrong")
     check(score("Hi Priya, " + String(repeating: "I will send it soon, ", count: 30), draft).verdict == .tooLong, "a draft over 120 words is too long")
     check(score("Hey Priya, the deposit comes on Monday. Cheers, Odile", draft).verdict == .answered, "a greeting or sign-off before a name is not a name")
     check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .answered,

@@ -16,7 +16,18 @@ extension RunExecutor {
     /// Signs that a text is not a draft but the model speaking about its task: the prompt's
     /// markers, talk of "the user" or of the agents, or far too long.
     static let noDraftSigns = ["[user request]", "[previous agent", "output]:", "the user ", "the user's", "i was unable", "revision request",
-                               "as an ai", "i cannot", "the request"]
+                               "as an ai", "i cannot", "the request", "previous output", "original prompt", "the prompt", "your output"]
+
+    /// Whether `text` speaks of what the request asks about: a draft that names none of the
+    /// request's own words but the addressee's ("Write a note to Bastiaan asking him to fix the
+    /// back door lock" answered with good wishes for his work) is not the draft asked for.
+    static func speaksOfPurpose(_ text: String, request: String, ignoring: Set<String>) -> Bool {
+        let names = Set(Claims.extract(from: request, ignoring: ignoring).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+        let purpose = Support.topicTerms(of: request).subtracting(names).subtracting(SearchTerms.terms(of: draftWords))
+        return purpose.isEmpty || !purpose.isDisjoint(with: SearchTerms.terms(of: text))
+    }
+
+    static let draftWords = "draft write compose prepare note message text email letter reply short quick asking ask checking check"
 
     static func isNoDraft(_ text: String) -> Bool {
         let lowered = text.lowercased()
@@ -40,10 +51,18 @@ extension RunExecutor {
             (" asking if ", "I wondered if "), (" asking whether ", "I wondered whether "), (" asking ", "Could you tell me "),
             (" to ask for ", "Could I have "), (" to ask if ", "I wondered if "), (" about ", "I wanted to write to you about "),
             (" to say ", ""), (" saying ", ""), (" to tell them ", ""), (" to tell him ", ""), (" to tell her ", ""), (" thanking ", "Thank you "),
-            (" for ", "Thank you for "),
+            (" checking ", "Just checking "), (" to check ", "Just checking "), (" reminding ", "Just a reminder: "),
+            (" to remind ", "Just a reminder: "), (" for ", "Thank you for "),
         ]
         guard let (marker, lead) = openings.first(where: { lowered.contains($0.0) }), let range = lowered.range(of: marker) else { return nil }
         purpose = String(purpose[purpose.index(purpose.startIndex, offsetBy: lowered.distance(from: lowered.startIndex, to: range.upperBound))...])
+        // Said to them, not about them: "she's still fine" → "you're still fine".
+        for (third, second) in [(" she's ", " you're "), (" he's ", " you're "), (" they're ", " you're "), (" she ", " you "), (" he ", " you "),
+                                (" his ", " your "), (" them ", " you ")] {
+            purpose = (" " + purpose + " ").replacingOccurrences(of: third, with: second).trimmingCharacters(in: .whitespaces)
+        }
+        if purpose.hasPrefix("she's ") || purpose.hasPrefix("he's ") { purpose = "you're " + purpose.split(separator: " ", maxSplits: 1).last! }
+        if purpose.hasPrefix("she ") || purpose.hasPrefix("he ") { purpose = "you " + purpose.split(separator: " ", maxSplits: 1).last! }
         var body = lead.isEmpty ? purpose.prefix(1).uppercased() + purpose.dropFirst() : lead + purpose
         body += lead.hasPrefix("Could") || lead.hasPrefix("I wondered") ? "?" : "."
         return "Hi \(name ?? "there"),\n\n\(body)\n\nThanks!"
@@ -71,7 +90,9 @@ extension RunExecutor {
         guard analysis.kind == .draft else { return text }
         // A small model that talks about the request instead of writing the text ("The user
         // requested that I …", the prompt's own markers) gets the engine's plain draft instead.
-        if Self.isNoDraft(trimmed) || Self.echoes(trimmed, request: manifest.requestLead), let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
+        if Self.isNoDraft(trimmed) || Self.echoes(trimmed, request: manifest.requestLead)
+            || !Self.speaksOfPurpose(trimmed, request: manifest.requestLead, ignoring: ignoredNames),
+           let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
         let named = Claims.extract(from: manifest.requestLead, ignoring: ignoredNames).filter { $0.kind == .name }.map(\.text)
         let missing = named.filter { name in !trimmed.localizedCaseInsensitiveContains(name.split(separator: " ").first.map(String.init) ?? name) }
         guard let first = missing.first else { return trimmed }
