@@ -119,7 +119,7 @@ final class InotifyReader: @unchecked Sendable {
         stopLock.withLock { stopRequested = true }
         let wake = root + "/" + WorkspaceLayout.temporaryPrefix + "wake-" + UUID().uuidString
         FileManager.default.createFile(atPath: wake, contents: nil)
-        unlink(wake)
+        _ = Syscall.unlink(wake)
     }
 
     private var shouldStop: Bool { stopLock.withLock { stopRequested } }
@@ -176,7 +176,7 @@ final class InotifyReader: @unchecked Sendable {
         guard let held = heldMove else { return }
         heldMove = nil
         if held.folder { dropTree(held.path) }
-        emit(.removed(path: held.path, folder: held.folder))
+        emit(.movedOut(path: held.path, folder: held.folder))
     }
 
     private func emit(_ event: RawEvent) { sink?(event) }

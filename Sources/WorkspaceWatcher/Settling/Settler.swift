@@ -19,12 +19,15 @@ final class Settler: @unchecked Sendable {
     enum Move: Equatable, Sendable {
         /// A file or folder left (deleted or moved out); for a folder, everything under it.
         case removed(path: String, folder: Bool)
+        /// A file or folder moved away unpaired (`RawEvent.movedOut`): removed, unless it turns
+        /// up again elsewhere in the workspace with the same stamp.
+        case movedOut(path: String, folder: Bool)
         /// A file or folder renamed inside the workspace: it keeps its identity.
         case renamed(from: String, to: String, folder: Bool)
 
         var path: String {
             switch self {
-            case .removed(let path, _): return path
+            case .removed(let path, _), .movedOut(let path, _): return path
             case .renamed(_, let to, _): return to
             }
         }
@@ -76,6 +79,11 @@ final class Settler: @unchecked Sendable {
             case .removed(let path, let folder):
                 cancel(path, folder: folder)
                 moves.append(.removed(path: path, folder: folder))
+                return wake()
+            case .movedOut(let path, let folder):
+                if IgnoreRules.isIgnored(path) { return false }
+                cancel(path, folder: folder)
+                moves.append(.movedOut(path: path, folder: folder))
                 return wake()
             case .renamed(let from, let to, let folder):
                 let fromIgnored = IgnoreRules.isIgnored(from), toIgnored = IgnoreRules.isIgnored(to)
@@ -154,7 +162,12 @@ final class Settler: @unchecked Sendable {
         var isEmpty: Bool { settled.isEmpty && moves.isEmpty && !rescan }
         /// The paths that left, for callers that only care about removals.
         var removed: [(path: String, folder: Bool)] {
-            moves.compactMap { if case .removed(let path, let folder) = $0 { return (path, folder) } else { return nil } }
+            moves.compactMap {
+                switch $0 {
+                case .removed(let path, let folder), .movedOut(let path, let folder): return (path, folder)
+                case .renamed: return nil
+                }
+            }
         }
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import WorkspaceCore
+
+/// The start-up walk, the rescan, and the baseline's hashes filled in behind them.
+extension WatchService {
+    /// How a walk treats what it finds.
+    enum ScanMode {
+        /// A first start: the files there are the baseline. They are recorded by their stamps
+        /// only — nothing to compare them with, so nothing is read — and hashed later, in the
+        /// background (`hashBaselineChunk`).
+        case baseline
+        /// A restart or a rescan: what changed while nobody watched is handled like any
+        /// settled change (hashed, compared, triggered).
+        case reconcile
+    }
+
+    /// Walks the tree beside the index, both in path order (a merge join: neither is held in
+    /// memory), and handles every file whose stamp differs from its row or whose row is racy,
+    /// every new file, and every indexed file that is gone. Returns how many files there are
+    /// and how many were handled (hashed, or in a baseline recorded).
+    @discardableResult
+    func scan(_ mode: ScanMode) throws -> (files: Int, handled: Int) {
+        guard let store else { return (0, 0) }
+        var walk = SortedStampWalk(workspace)
+        defer { walk.close() }
+        // Cookies wait until the whole walk is handled: removing one says everything before it
+        // was, and the walk meets them in path order, not in the order they were written.
+        var cookies: [String] = []
+        func advance() throws -> (path: String, stamp: FileStamp)? {
+            while let next = try walk.next() {
+                if IgnoreRules.isCookie(next.path) { cookies.append(next.path); continue }
+                if !IgnoreRules.isIgnored(next.path) { return next }
+            }
+            return nil
+        }
+        var candidates: [(path: String, stamp: FileStamp)] = []
+        var files = 0, handled = 0
+        func flush() throws {
+            handled += candidates.count
+            switch mode {
+            case .baseline: try store.recordBaseline(candidates)
+            case .reconcile: try process(candidates.map(\.path), triggering: true)
+            }
+            candidates.removeAll(keepingCapacity: true)
+        }
+        func found(_ file: (path: String, stamp: FileStamp)) throws {
+            candidates.append(file)
+            if candidates.count >= options.batchLimit { try flush() }
+        }
+        var next = try advance()
+        var gone: [String] = []
+        try store.forEachFile { path, stamp, racy in
+            while let file = next, file.path.utf8.lexicographicallyPrecedes(path.utf8) {
+                files += 1
+                next = try advance()
+                try found(file)
+            }
+            if let file = next, file.path.utf8.elementsEqual(path.utf8) {
+                files += 1
+                next = try advance()
+                if file.stamp != stamp || racy { try found(file) }
+            } else {
+                gone.append(path)
+            }
+        }
+        // What is left is new (all of it on a first start): handled in batches as it is found.
+        while let file = next {
+            files += 1
+            next = try advance()
+            try found(file)
+        }
+        try flush()
+        if !gone.isEmpty { try record([], removed: gone.map { .removed(path: $0, folder: false) }) }
+        try process(cookies, triggering: true)
+        return (files, handled)
+    }
+
+    /// Hashes the next few baseline files the first start recorded by stamp only, off the
+    /// path that reads events: called by the loop when nothing else is due. A file whose stamp
+    /// moved since it was recorded changed, and is handled as a settled change now (its event
+    /// may still be settling: the index decides, so it counts once). Returns whether more
+    /// remain.
+    func hashBaselineChunk() throws -> Bool {
+        guard let store else { return false }
+        let chunk = try store.unhashed(after: baselineCursor ?? "", limit: 256)
+        guard let last = chunk.last else {
+            baselineCursor = nil
+            logger.info("the baseline's files are all hashed")
+            _ = relayMallocTrim(0)
+            return false
+        }
+        baselineCursor = last.path
+        let prints = fingerprints(of: chunk.map(\.path))
+        var hashes: [(path: String, stamp: FileStamp, hash: String)] = []
+        var changed: [String] = []
+        for (index, row) in chunk.enumerated() {
+            switch prints[index] {
+            case .success(let print?) where print.0 == row.stamp: hashes.append((row.path, row.stamp, print.1.hex))
+            case .success: changed.append(row.path)
+            case .failure(let error):
+                // Unreadable (permissions): left unhashed; its stamp still says whether it changes.
+                logger.info("cannot hash a baseline file", metadata: ["relay.path": "\(row.path)", "relay.error": "\(error)"])
+            }
+        }
+        try store.setBaselineHashes(hashes)
+        try process(changed, triggering: true)
+        return true
+    }
+}
