@@ -24,6 +24,9 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
         case modelCallCap
         /// A prompt cannot fit its agent's token budget even with everything cuttable cut.
         case overBudget
+        /// A triggered file holds other bytes than the ones that settled: its run stands aside
+        /// for the newer content's own trigger (new bytes never run under the old key).
+        case superseded
     }
 
     public var code: Code

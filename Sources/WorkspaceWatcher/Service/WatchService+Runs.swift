@@ -93,8 +93,10 @@ extension WatchService {
                 outcome = (result.status == 0 ? .done : .failed, result.status, result.note)
             case .relay(let relay):
                 do {
-                    try await launcher?.run(relay: relay, path: trigger.path, hash: trigger.hash)
-                    outcome = (.done, 0, nil)
+                    switch try await launcher?.launch(relay: relay, path: trigger.path, hash: trigger.hash) {
+                    case .stoodAside(let note)?: outcome = (.superseded, nil, note)
+                    case .finished?, nil: outcome = (.done, 0, nil)
+                    }
                 } catch {
                     outcome = (.failed, nil, "\(error)")
                 }
@@ -110,6 +112,15 @@ extension WatchService {
         logger.info("trigger finished", metadata: ["relay.path": "\(trigger.path)", "relay.trigger": "\(rule)", "relay.state": "\(outcome.0.rawValue)"])
         // While stopping, a run cut short stays 'running' and runs again at the next start.
         if stopping && outcome.0 == .failed { return }
+        if outcome.0 == .superseded {
+            // The run found newer bytes: they run under their own key — queued here when
+            // they were recorded without a trigger (Relay's own write folded into the file).
+            logger.info("trigger stands aside", metadata: ["relay.path": "\(trigger.path)", "relay.trigger": "\(rule)", "relay.note": "\(outcome.2 ?? "")"])
+            if let store, let record = try? store.file(trigger.path), record.hashKnown, record.hash != trigger.hash,
+               (try? store.enqueueSuccessor(of: trigger, hash: record.hash)) == true {
+                logger.info("trigger re-keyed to the file's newer content", metadata: ["relay.path": "\(trigger.path)"])
+            }
+        }
         ended.append(WatchStore.Outcome(id: trigger.id, state: outcome.0, status: outcome.1, note: outcome.2))
         wakeup.signal()
     }

@@ -27,10 +27,15 @@ extension WatchService {
         // Cookies wait until the whole walk is handled: removing one says everything before it
         // was, and the walk meets them in path order, not in the order they were written.
         var cookies: [String] = []
+        // Syncthing's conflict copies the walk passes, whether or not they changed: reported
+        // to whoever folds them (one walk of the tree at start, not one each).
+        var copies: [String] = []
         func advance() throws -> (path: String, stamp: FileStamp)? {
             while let next = try walk.next() {
                 if IgnoreRules.isCookie(next.path) { cookies.append(next.path); continue }
-                if !IgnoreRules.isIgnored(next.path) { return next }
+                if IgnoreRules.isIgnored(next.path) { continue }
+                if Self.mayBeSyncthingCopy(next.path) && ConflictNames.isSyncthingCopy(next.path) { copies.append(next.path) }
+                return next
             }
             return nil
         }
@@ -51,17 +56,20 @@ extension WatchService {
         var next = try advance()
         var gone: [String] = []
         try store.forEachFile { path, stamp, racy in
-            while let file = next, file.path.utf8.lexicographicallyPrecedes(path.utf8) {
+            var order = 1
+            while let file = next {
+                order = Self.compare(file.path, path)
+                guard order < 0 else { break }
                 files += 1
                 next = try advance()
                 try found(file)
             }
-            if let file = next, file.path.utf8.elementsEqual(path.utf8) {
+            if let file = next, order == 0 {
                 files += 1
                 next = try advance()
                 if file.stamp != stamp || racy { try found(file) }
             } else {
-                gone.append(path)
+                gone.append(String(decoding: path, as: UTF8.self))
             }
         }
         // What is left is new (all of it on a first start): handled in batches as it is found.
@@ -73,13 +81,42 @@ extension WatchService {
         try flush()
         if !gone.isEmpty { try record([], removed: gone.map { .removed(path: $0, folder: false) }) }
         try process(cookies, triggering: true)
+        if !copies.isEmpty { options.changesRecorded?(copies) }
         return (files, handled)
+    }
+
+    /// The byte order of a path and an index row's path (SQLite's BINARY collation): <0, 0, >0.
+    static func compare(_ path: String, _ row: UnsafeBufferPointer<UInt8>) -> Int {
+        var path = path
+        return path.withUTF8 { bytes in
+            let common = min(bytes.count, row.count)
+            if common > 0 {
+                let order = memcmp(bytes.baseAddress!, row.baseAddress!, common)
+                if order != 0 { return Int(order) }
+            }
+            return bytes.count - row.count
+        }
+    }
+
+    /// Whether the path's bytes hold ".sync-conflict-" (the exact check, `ConflictNames`, is
+    /// slower and runs only for these).
+    static func mayBeSyncthingCopy(_ path: String) -> Bool {
+        let marker: StaticString = ".sync-conflict-"
+        let needle = UnsafeBufferPointer(start: marker.utf8Start, count: marker.utf8CodeUnitCount)
+        let utf8 = path.utf8
+        guard utf8.count >= needle.count else { return false }
+        var start = utf8.startIndex
+        while let dot = utf8[start...].firstIndex(of: UInt8(ascii: ".")) {
+            if utf8[dot...].starts(with: needle) { return true }
+            start = utf8.index(after: dot)
+        }
+        return false
     }
 
     /// Hashes the next few baseline files the first start recorded by stamp only, off the
     /// path that reads events: called by the loop when nothing else is due. A file whose stamp
-    /// moved since it was recorded changed, and is handled as a settled change now (its event
-    /// may still be settling: the index decides, so it counts once). Returns whether more
+    /// moved since it was recorded changed, and goes to the settler like any change (its own
+    /// event may be settling too: the index decides, so it counts once). Returns whether more
     /// remain.
     func hashBaselineChunk() throws -> Bool {
         guard let store else { return false }
@@ -104,7 +141,9 @@ extension WatchService {
             }
         }
         try store.setBaselineHashes(hashes)
-        try process(changed, triggering: true)
+        // Changed since: settled like any change (it may be half-written now), so it counts
+        // once, with its final bytes.
+        for path in changed where settler.receive(.file(path: path, closed: true)) { wakeup.signal() }
         return true
     }
 }

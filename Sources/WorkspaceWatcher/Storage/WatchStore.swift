@@ -110,11 +110,14 @@ final class WatchStore {
     /// time: the start-up walk joins it with the tree without loading either whole.
     /// `racy` says the row was checked within `racyNanoseconds` of the file's mtime: a write in
     /// the same tick of the file system's clock may have left the stamp as it was.
-    func forEachFile(_ body: (_ path: String, _ stamp: FileStamp, _ racy: Bool) throws -> Void) throws {
+    /// The path is SQLite's bytes, valid only during the call: most rows are compared and
+    /// passed over, and need no String.
+    func forEachFile(_ body: (_ path: UnsafeBufferPointer<UInt8>, _ stamp: FileStamp, _ racy: Bool) throws -> Void) throws {
         try database.prepare("SELECT path, inode, size, mtime, checked FROM files ORDER BY path").forEachRow { row in
             let mtime = row.integer(3)
             let stamp = FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: mtime)
-            try body(row.text(0), stamp, row.integer(4) - mtime < Self.racyNanoseconds)
+            let racy = row.integer(4) - mtime < Self.racyNanoseconds
+            try row.withText(0) { path in try body(path, stamp, racy) }
         }
     }
 
