@@ -107,7 +107,7 @@ struct WatchCommand: AsyncParsableCommand {
 /// The watcher starts relay runs through the engine's daemon runs (the two modules do not
 /// import each other; this conformance is the wiring).
 extension DaemonRuns: RelayLauncher {
-    func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch {
+    public func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch {
         do {
             try await run(relay: relay, path: path, hash: hash)
             return .finished

@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
+import Glibc
 
-/// The formats Relay writes times in, each made by one formatter kept for the process (a
-/// formatter is costly to build: one used to be built per log line). Formatters are used under
-/// a lock: Foundation does not promise every platform's are safe to share between threads.
+/// The formats Relay writes times in, made from the C library's broken-down time (`gmtime_r`,
+/// `localtime_r`) rather than Foundation's formatters: those go through ICU, whose code and data
+/// a daemon that logs a line would otherwise keep resident for its whole life, and a formatter
+/// is costly to build and not promised safe to share between threads.
 ///
 /// For example:
 /// ```swift
@@ -13,52 +14,43 @@ import Synchronization
 public enum Timestamp {
     /// ISO 8601 in UTC, to the second: "2026-11-27T10:24:33Z" (logs, holds, queues).
     public static func iso8601(_ date: Date = Date()) -> String {
-        seconds.withLock { $0.string(from: date) }
+        let (t, _) = fields(date, local: false)
+        return "\(year(t))-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))Z"
     }
 
     /// ISO 8601 in UTC with milliseconds: "2026-11-27T10:24:33.125Z" (a run's journal).
     public static func iso8601Milliseconds(_ date: Date = Date()) -> String {
-        milliseconds.withLock { $0.string(from: date) }
+        let (t, milliseconds) = fields(date, local: false)
+        let ms = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(year(t))-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)).\(ms)Z"
     }
 
     /// "yyyyMMdd-HHmmss" in UTC: sorts by age in a file name (run ids, conflict copies).
     public static func compactUTC(_ date: Date = Date()) -> String {
-        compact.withLock { $0.string(from: date) }
+        let (t, _) = fields(date, local: false)
+        return "\(year(t))\(two(t.tm_mon + 1))\(two(t.tm_mday))-\(two(t.tm_hour))\(two(t.tm_min))\(two(t.tm_sec))"
     }
 
     /// "yyyy-MM-dd HH:mm:ss" in this machine's time zone: for a person reading a list.
     public static func localDateTime(_ date: Date) -> String {
-        local.withLock { $0.string(from: date) }
+        let (t, _) = fields(date, local: true)
+        return "\(year(t))-\(two(t.tm_mon + 1))-\(two(t.tm_mday)) \(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))"
     }
 
-    private static let seconds = Mutex(Formatter(ISO8601DateFormatter()))
-    private static let milliseconds: Mutex<Formatter> = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return Mutex(Formatter(formatter))
-    }()
-    private static let compact = Mutex(Formatter(pattern: "yyyyMMdd-HHmmss", timeZone: TimeZone(identifier: "UTC")!))
-    private static let local = Mutex(Formatter(pattern: "yyyy-MM-dd HH:mm:ss", timeZone: .current))
-
-    /// One of Foundation's two formatter classes, owned by its mutex.
-    private struct Formatter: @unchecked Sendable {
-        let iso: ISO8601DateFormatter?
-        let pattern: DateFormatter?
-
-        init(_ iso: ISO8601DateFormatter) {
-            self.iso = iso
-            pattern = nil
-        }
-
-        init(pattern format: String, timeZone: TimeZone) {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = timeZone
-            formatter.dateFormat = format
-            iso = nil
-            pattern = formatter
-        }
-
-        func string(from date: Date) -> String { iso?.string(from: date) ?? pattern!.string(from: date) }
+    /// The broken-down time of `date` and its milliseconds (truncated, as the formatters did).
+    private static func fields(_ date: Date, local: Bool) -> (tm, Int) {
+        let since = date.timeIntervalSince1970
+        let whole = since.rounded(.down)
+        var seconds = time_t(whole)
+        var broken = tm()
+        if local { localtime_r(&seconds, &broken) } else { gmtime_r(&seconds, &broken) }
+        return (broken, min(999, Int((since - whole) * 1000)))
     }
+
+    private static func year(_ t: tm) -> String {
+        let year = Int(t.tm_year) + 1900
+        return year < 1000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
+    }
+
+    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

@@ -49,9 +49,12 @@ extension WatchService {
             }
             candidates.removeAll(keepingCapacity: true)
         }
+        // A baseline's rows are only stamps: ten batches to a transaction (a first start of
+        // 100,000 files is ten commits, not a hundred).
+        let limit = mode == .baseline ? options.batchLimit * 10 : options.batchLimit
         func found(_ file: (path: String, stamp: FileStamp)) throws {
             candidates.append(file)
-            if candidates.count >= options.batchLimit { try flush() }
+            if candidates.count >= limit { try flush() }
         }
         var next = try advance()
         var gone: [String] = []
@@ -123,6 +126,7 @@ extension WatchService {
         let chunk = try store.unhashed(after: baselineCursor ?? "", limit: 256)
         guard let last = chunk.last else {
             baselineCursor = nil
+            try store.setMeta("baseline-hashed", Timestamp.iso8601())
             logger.info("the baseline's files are all hashed")
             _ = relayMallocTrim(0)
             return false

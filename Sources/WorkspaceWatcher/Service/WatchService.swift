@@ -99,11 +99,14 @@ public actor WatchService {
         // for months gives it back to the system now.
         _ = relayMallocTrim(0)
         if firstStart {
-            try WatcherError.translatingDatabaseErrors { try store.setMeta("baseline", ISO8601DateFormatter().string(from: Date())) }
+            try WatcherError.translatingDatabaseErrors {
+                try store.setMeta("baseline", Timestamp.iso8601())
+                try store.deleteMeta("baseline-hashed")
+            }
             logger.info("first start: the files already here are the baseline and start nothing; hashing them in the background")
         }
         // A baseline not hashed to the end (a first start, or one stopped before it finished).
-        baselineCursor = try WatcherError.translatingDatabaseErrors { try store.unhashed(after: "", limit: 1).isEmpty ? nil : "" }
+        baselineCursor = try WatcherError.translatingDatabaseErrors { try store.meta("baseline-hashed") == nil ? "" : nil }
 
         await withTaskCancellationHandler {
             await loop()

@@ -60,9 +60,6 @@ final class WatchStore {
         if !columns.contains("checked") {
             try database.execute("ALTER TABLE files ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
         }
-        // The baseline's rows whose hash is not known yet: a first start records stamps only
-        // and hashes in the background (`unhashed`); the index is empty once that is done.
-        try database.execute("CREATE INDEX IF NOT EXISTS files_unhashed ON files (path) WHERE hash = ''")
     }
 
     private var statements: [String: SQLiteDatabase.Statement] = [:]
@@ -97,6 +94,10 @@ final class WatchStore {
 
     func meta(_ key: String) throws -> String? {
         try database.prepare("SELECT value FROM meta WHERE key = ?1").rows([.text(key)]) { $0.text(0) }.first
+    }
+
+    func deleteMeta(_ key: String) throws {
+        try database.prepare("DELETE FROM meta WHERE key = ?1").run([.text(key)])
     }
 
     func setMeta(_ key: String, _ value: String) throws {
@@ -171,7 +172,8 @@ final class WatchStore {
         }
     }
 
-    /// Baseline rows not hashed yet, in path order after `after`, at most `limit`.
+    /// Baseline rows not hashed yet, in path order after `after`, at most `limit` (read along
+    /// the primary key: the background pass, moving its cursor, reads the table once).
     func unhashed(after: String, limit: Int) throws -> [(path: String, stamp: FileStamp)] {
         try cached("SELECT path, inode, size, mtime FROM files WHERE hash = '' AND path > ?1 ORDER BY path LIMIT ?2")
             .rows([.text(after), .integer(Int64(limit))]) { row in
