@@ -123,7 +123,7 @@ extension WatchService {
     /// remain.
     func hashBaselineChunk() throws -> Bool {
         guard let store else { return false }
-        let chunk = try store.unhashed(after: baselineCursor ?? "", limit: 256)
+        let chunk = try store.unhashed(after: baselineCursor ?? "", limit: options.batchLimit)
         guard let last = chunk.last else {
             baselineCursor = nil
             try store.setMeta("baseline-hashed", Timestamp.iso8601())
