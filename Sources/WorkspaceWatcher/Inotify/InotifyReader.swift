@@ -211,8 +211,18 @@ final class InotifyReader: @unchecked Sendable {
         }
         if mask.contains(.movedTo), let held = heldMove, cookie == held.cookie {
             heldMove = nil
-            if held.folder { renameTree(from: held.path, to: path) }
             emit(.renamed(from: held.path, to: path, folder: held.folder))
+            guard held.folder else { return }
+            if wds[held.path] != nil {
+                renameTree(from: held.path, to: path)
+            } else {
+                // A folder made a moment before, renamed before it could be watched: to us it
+                // arrives now, like a folder moved in (watched, listed, its files reported).
+                do { _ = try watchTree(path, report: true) } catch {
+                    logger.error("cannot watch a new folder", metadata: ["relay.path": "\(path)", "relay.error": "\(error)"])
+                    emit(.overflow)
+                }
+            }
             return
         }
 
@@ -259,6 +269,9 @@ final class InotifyReader: @unchecked Sendable {
                 if wd < 0 {
                     throw WatcherError(code: .system, message: "\(absolute): watched, but libinotifytools lost its descriptor", path: absolute)
                 }
+                // The same folder already watched under another path (inotify has one watch per
+                // inode: it moved here before its move out was seen): it stands for this path now.
+                if let old = folders[wd], old != folder { wds.removeValue(forKey: old) }
                 folders[wd] = folder
                 wds[folder] = wd
                 count += 1
@@ -325,8 +338,11 @@ final class InotifyReader: @unchecked Sendable {
     private func dropTree(_ relative: String) {
         let prefix = relative + "/"
         for (folder, wd) in wds where folder == relative || folder.hasPrefix(prefix) {
-            inotifytools_remove_watch_by_wd(wd)
             wds.removeValue(forKey: folder)
+            // A watch that stands for another path now (the folder was watched again where it
+            // went) stays.
+            guard folders[wd] == folder else { continue }
+            inotifytools_remove_watch_by_wd(wd)
             folders.removeValue(forKey: wd)
         }
     }
