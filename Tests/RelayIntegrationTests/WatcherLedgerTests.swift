@@ -58,13 +58,15 @@ struct WatcherLedgerTests {
         #expect(mkdir(w.path("inbox/new-b"), 0o755) == 0)
         #expect(mkdir(w.path("inbox/new-b/deeper"), 0o755) == 0)
         #expect(rename(w.path("inbox/batch"), w.path("inbox/new-b/deeper/batch")) == 0)
-        // A folder made at the top, filled by a move at once, then moved in.
-        #expect(mkdir(w.path("staging"), 0o755) == 0)
-        #expect(rename(w.path("inbox/new-a/f1.txt"), w.path("staging/f1.txt")) == 0)
-        #expect(rename(w.path("staging"), w.path("inbox/new-c")) == 0)
+        // A folder made, filled by a move at once, then renamed: two hops, and the folder may
+        // be gone from its first name before the daemon can watch it. (Each hop stays inside
+        // the rule's pattern: a hop out of it and back in is new to the rule, and fires.)
+        #expect(mkdir(w.path("inbox/staging"), 0o755) == 0)
+        #expect(rename(w.path("inbox/new-a/f1.txt"), w.path("inbox/staging/f1.txt")) == 0)
+        #expect(rename(w.path("inbox/staging"), w.path("inbox/new-c")) == 0)
         try w.waitForCookie()
         try w.waitUntilQueueIdle()
-        #expect(w.fired().count == 100, "a move fired: \(w.fired().suffix(5))")
+        #expect(w.fired().count == 100, "a move fired: \(w.firedPaths().filter { !$0.hasPrefix("inbox/batch/") }) \(w.log().suffix(3000))")
         #expect(try w.queue().count == 100)
 
         // The moved files are watched under their new paths and fire once when edited there.

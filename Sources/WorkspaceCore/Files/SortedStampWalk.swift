@@ -26,8 +26,15 @@ public struct SortedStampWalk {
     private var levels: [Level] = []
     private let root: String
     private var started = false
+    /// Called with each folder's relative path ("" for the root) after it is opened and before
+    /// it is listed: the watcher adds its inotify watch there, so the walk's listing is also the
+    /// watch's (a file made after the watch is reported by it, one made before is listed).
+    private let willList: ((String) throws -> Void)?
 
-    public init(_ workspace: Workspace) { root = workspace.root }
+    public init(_ workspace: Workspace, willList: ((String) throws -> Void)? = nil) {
+        root = workspace.root
+        self.willList = willList
+    }
 
     /// The next file, or nil when the walk is done.
     ///
@@ -68,6 +75,12 @@ public struct SortedStampWalk {
     }
 
     private mutating func push(_ fd: CInt, prefix: String) throws {
+        do {
+            try willList?(prefix.isEmpty ? "" : String(prefix.dropLast()))
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
         let names: [String]
         switch Syscall.listDirectory(fd) {
         case .success(let list): names = list

@@ -19,10 +19,13 @@ extension WatchService {
     /// memory), and handles every file whose stamp differs from its row or whose row is racy,
     /// every new file, and every indexed file that is gone. Returns how many files there are
     /// and how many were handled (hashed, or in a baseline recorded).
+    ///
+    /// With `watching` (the start-up walk, before the reader thread runs), each folder is
+    /// watched as the walk enters it, before it is listed.
     @discardableResult
-    func scan(_ mode: ScanMode) throws -> (files: Int, handled: Int) {
+    func scan(_ mode: ScanMode, watching reader: InotifyReader? = nil) throws -> (files: Int, handled: Int) {
         guard let store else { return (0, 0) }
-        var walk = SortedStampWalk(workspace)
+        var walk = SortedStampWalk(workspace, willList: reader.map { reader in { try reader.watchFolder($0) } })
         defer { walk.close() }
         // Cookies wait until the whole walk is handled: removing one says everything before it
         // was, and the walk meets them in path order, not in the order they were written.
@@ -147,7 +150,7 @@ extension WatchService {
         try store.setBaselineHashes(hashes)
         // Changed since: settled like any change (it may be half-written now), so it counts
         // once, with its final bytes.
-        for path in changed where settler.receive(.file(path: path, closed: true)) { wakeup.signal() }
+        for path in changed where settler.receiveUnlessPending(path) { wakeup.signal() }
         return true
     }
 }

@@ -81,17 +81,26 @@ public actor WatchService {
         if requeued > 0 { logger.notice("runs interrupted by a crash will run again", metadata: ["relay.count": "\(requeued)"]) }
         try WatcherError.translatingDatabaseErrors { try failOrphans() }
 
-        // Watch first, then walk: a change made during the walk is caught by one or the other.
-        // Events go from the inotify thread straight into the settler; the thread wakes the
-        // loop only when the settler says so.
+        // Each folder is watched as the walk enters it, then listed: a change made during the
+        // walk is caught by one or the other (its event waits in the kernel's queue until the
+        // reader thread starts). Events then go from the inotify thread straight into the
+        // settler; the thread wakes the loop only when the settler says so.
         let reader = InotifyReader(root: workspace.root, logger: logger, stallAfterFirstEvent: options.stallReaderAfterFirstEvent)
         let settler = self.settler, wakeup = self.wakeup
-        try reader.start { event in
+        try reader.open()
+        let firstStart: Bool
+        let walked: (files: Int, handled: Int)
+        let started = Settler.now()
+        do {
+            firstStart = try WatcherError.translatingDatabaseErrors { try store.meta("baseline") == nil }
+            walked = try WatcherError.translatingDatabaseErrors { try scan(firstStart ? .baseline : .reconcile, watching: reader) }
+        } catch {
+            reader.abandon()
+            throw error
+        }
+        reader.startReading { event in
             if settler.receive(event) { wakeup.signal() }
         }
-        let firstStart = try WatcherError.translatingDatabaseErrors { try store.meta("baseline") == nil }
-        let started = Settler.now()
-        let walked = try WatcherError.translatingDatabaseErrors { try scan(firstStart ? .baseline : .reconcile) }
         logger.info("start-up walk done", metadata: [
             "relay.files": "\(walked.files)", "relay.handled": "\(walked.handled)", "relay.ms": "\((Settler.now() - started) / 1_000_000)",
         ])

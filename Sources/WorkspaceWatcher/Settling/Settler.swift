@@ -123,6 +123,16 @@ final class Settler: @unchecked Sendable {
         }
     }
 
+    /// A change found by a look at the file rather than by an event (the baseline's background
+    /// hashing saw its stamp move): a closed change now, unless the path is pending already —
+    /// its own event then settles it, and is not postponed (a cookie written after that event
+    /// must not settle first).
+    @discardableResult
+    func receiveUnlessPending(_ path: String, at time: Int64 = Settler.now()) -> Bool {
+        if lock.withLock({ pending[path] != nil }) { return false }
+        return receive(.file(path: path, closed: true), at: time)
+    }
+
     private func cancel(_ path: String, folder: Bool) {
         pending.removeValue(forKey: path)
         if folder {
