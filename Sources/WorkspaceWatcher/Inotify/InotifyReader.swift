@@ -1,6 +1,6 @@
 // The one file that talks to libinotifytools. Its state is process-wide (one inotify fd, one
 // table, one error, one static event buffer), so there is one reader per process and every
-// call to it happens on the reader's own thread, after `start` has set up the watches.
+// call to it happens on the reader's own thread, after `startReading` (the start-up walk adds the watches before it, on one thread).
 
 import CInotifyTools
 import Foundation
