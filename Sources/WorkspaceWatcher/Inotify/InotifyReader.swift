@@ -1,6 +1,7 @@
 // The one file that talks to libinotifytools. Its state is process-wide (one inotify fd, one
 // table, one error, one static event buffer), so there is one reader per process and every
-// call to it happens on the reader's own thread, after `startReading` (the start-up walk adds the watches before it, on one thread).
+// call to it happens on one thread at a time: the service's during the start-up walk (which
+// adds the watches), then the reader's own, from `startReading` on.
 
 import CInotifyTools
 import Foundation
