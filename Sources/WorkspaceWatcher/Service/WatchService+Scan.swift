@@ -87,7 +87,9 @@ extension WatchService {
         try flush()
         if !gone.isEmpty { try record([], removed: gone.map { .removed(path: $0, folder: false) }) }
         try process(cookies, triggering: true)
-        if !copies.isEmpty { options.changesRecorded?(copies) }
+        // A first start's files are all new to the index, as changes recorded are (a peer sync
+        // follows); they are not listed one by one: the copies, if any, are.
+        if !copies.isEmpty || (mode == .baseline && handled > 0) { options.changesRecorded?(copies) }
         return (files, handled)
     }
 

@@ -26,7 +26,9 @@ public actor WatchService {
         /// Called (on the service's actor) with the paths of settled changes just recorded —
         /// people's and Relay's alike, not those that only touched a file — and, after a walk
         /// of the tree (start, rescan), with every Syncthing conflict copy it passed, changed or
-        /// not. `relay watch` uses it to sync and to fold Syncthing's conflict copies.
+        /// not; after a first start's walk, which records files without listing them here, it
+        /// is called once even with no copy. `relay watch` uses it to sync and to fold
+        /// Syncthing's conflict copies.
         public var changesRecorded: (@Sendable ([String]) -> Void)?
         /// Test hook: stall the inotify reader when a file named `relay-test-stall` appears, so the
         /// kernel queue overflows.
