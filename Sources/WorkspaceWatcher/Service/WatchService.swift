@@ -109,15 +109,21 @@ public actor WatchService {
         // The walk's garbage (listings, paths) is freed but kept by malloc; a daemon that runs
         // for months gives it back to the system now.
         _ = relayMallocTrim(0)
-        if firstStart {
-            try WatcherError.translatingDatabaseErrors {
-                try store.setMeta("baseline", Timestamp.iso8601())
-                try store.deleteMeta("baseline-hashed")
+        do {
+            if firstStart {
+                try WatcherError.translatingDatabaseErrors {
+                    try store.setMeta("baseline", Timestamp.iso8601())
+                    try store.deleteMeta("baseline-hashed")
+                }
+                logger.info("first start: the files already here are the baseline and start nothing; hashing them in the background")
             }
-            logger.info("first start: the files already here are the baseline and start nothing; hashing them in the background")
+            // A baseline not hashed to the end (a first start, or one stopped before it finished).
+            baselineCursor = try WatcherError.translatingDatabaseErrors { try store.meta("baseline-hashed") == nil ? "" : nil }
+        } catch {
+            reader.stop()
+            await reader.waitUntilStopped()
+            throw error
         }
-        // A baseline not hashed to the end (a first start, or one stopped before it finished).
-        baselineCursor = try WatcherError.translatingDatabaseErrors { try store.meta("baseline-hashed") == nil ? "" : nil }
 
         await withTaskCancellationHandler {
             await loop()
