@@ -29,6 +29,9 @@ public struct RelayError: Error, CustomStringConvertible, Sendable, Equatable {
         /// `"model"` section. The message names the agent, the model and its URL; the
         /// `LanguageModelError` is the cause (``modelCause``). The run stays resumable.
         case model
+        /// A triggered file holds other bytes than the ones that settled: its run stands aside
+        /// for the newer content's own trigger (new bytes never run under the old key).
+        case superseded
     }
 
     public var code: Code

@@ -74,13 +74,25 @@ extension RelayRunner {
 
     /// A run for a file that settled under a trigger: the relay's input decides what the request
     /// is. Returns nil when there is nothing to do (a chat file whose newest message has been
-    /// answered), and the existing run when this trigger already has one (the daemon resumes it).
+    /// answered, a file gone), and the existing run when this trigger already has one (the
+    /// daemon resumes it).
+    ///
+    /// The run works on the bytes that settled: the file is read once, and its SHA-256 must be
+    /// `hash`; a converter (pdftotext, pandoc) reads a private copy of those bytes, not the file.
+    ///
+    /// - throws: `RelayError` `.superseded` when the file holds other bytes than `hash` now (it
+    ///   was rewritten after it settled; the run for its newer content stands in).
     public func prepare(trigger relayName: String, path: String, hash: String) throws -> RunManifest? {
         if let existing = try run(forTrigger: "\(relayName)|\(path)|\(hash)") { return existing }
         let configuration = try RelayConfiguration.load(from: workspace)
         let (relay, roster, note) = try relayAndRoster(relayName, configuration: configuration)
         let resolved = try workspace.resolve(path)
-        guard resolved.exists else { return nil }
+        guard resolved.exists, let settled = try workspace.fingerprint(ofFileAt: resolved.relative, keepingContentUpTo: Self.settledCopyLimit) else {
+            return nil
+        }
+        guard settled.hash.hex == hash else {
+            throw RelayError(.superseded, "\(resolved.relative) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(settled.hash.hex.prefix(12))): the run for the newer content stands in", path: resolved.relative)
+        }
         let now = Date()
         let (date, time) = Self.localDateAndTime(now)
         let stem = Self.stem(of: path)
@@ -91,7 +103,10 @@ extension RelayRunner {
         manifest.inputNote = note
         switch relay.input {
         case .chat:
-            let text = String(decoding: try workspace.read(path), as: UTF8.self)
+            guard let bytes = settled.content else {
+                throw RelayError(.usage, "\(resolved.relative) is larger than \(Self.settledCopyLimit >> 20) MiB: too large for a chat")
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
             guard let message = Conversation.newMessage(in: text) else { return nil }
             manifest.source = .chat
             manifest.request = message
@@ -103,7 +118,17 @@ extension RelayRunner {
             manifest.chatFile = Conversation.chatPath("\(relay.name)-\(stem)")
             manifest.conversation = "\(relay.name)-\(stem)"
             let lead = relay.request.replacingOccurrences(of: "{path}", with: resolved.relative).replacingOccurrences(of: "{name}", with: stem)
-            switch InputConverter.text(ofFileAt: resolved.absolute, path: resolved.relative) {
+            let input: InputConverter.Outcome
+            if let bytes = settled.content {
+                input = InputConverter.text(ofBytes: bytes, path: resolved.relative, copyFolder: workspace.layout.state + "/tmp")
+            } else {
+                // Too large to keep a copy of: converted from the file, then checked again.
+                input = InputConverter.text(ofFileAt: resolved.absolute, path: resolved.relative)
+                guard (try workspace.fingerprint(ofFileAt: resolved.relative))?.hash.hex == hash else {
+                    throw RelayError(.superseded, "\(resolved.relative) changed while it was read: the run for the newer content stands in", path: resolved.relative)
+                }
+            }
+            switch input {
             case .text(var text, let how):
                 let limit = 400_000
                 if text.count > limit { text = String(text.prefix(limit)) + "\n[… cut by Relay: the file has more than \(limit) characters …]" }
@@ -126,6 +151,10 @@ extension RelayRunner {
         try store.create(&manifest)
         return manifest
     }
+    /// The largest dropped file whose bytes a run keeps in memory to work on (and to hand a
+    /// converter as a private copy); a larger one is converted from the file and checked after.
+    static let settledCopyLimit = 64 << 20
+
     /// The run started for a trigger ("relay|path|hash"), if any.
     public func run(forTrigger key: String) throws -> RunManifest? {
         guard let id = store.run(forTrigger: key), let manifest = try? store.manifest(id), manifest.triggerKey == key else { return nil }

@@ -213,9 +213,9 @@ public final class SQLiteDatabase {
         }
 
         /// The column's text as bytes, valid only inside `body` (no String is made).
-        public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-            guard let pointer = sqlite3_column_text(statement, column) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
-            return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))))
+        public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+            guard let pointer = sqlite3_column_text(statement, column) else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+            return try body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column))))
         }
     }
 }

@@ -106,7 +106,16 @@ struct WatchCommand: AsyncParsableCommand {
 
 /// The watcher starts relay runs through the engine's daemon runs (the two modules do not
 /// import each other; this conformance is the wiring).
-extension DaemonRuns: RelayLauncher {}
+extension DaemonRuns: RelayLauncher {
+    public func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch {
+        do {
+            try await run(relay: relay, path: path, hash: hash)
+            return .finished
+        } catch let error as RelayError where error.code == .superseded {
+            return .stoodAside(error.message)
+        }
+    }
+}
 
 /// `WatchService` as a ServiceLifecycle service: graceful shutdown cancels it, which it
 /// handles by stopping cleanly.

@@ -13,17 +13,17 @@ import WorkspaceCore
                                .text("plan 2"), .text("facts 2"), .text("A rain jacket."), .text("APPROVED")])
         let engine = scratch.engine(model)
 
-        let first = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h1"))
+        let first = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: scratch.workspace.hash("Chats/trip.md").hex))
         #expect(first.request == "What should I pack for two days of hiking?")
         try await scratch.run(engine, first.id)
         var chat = try #require(scratch.contents("Chats/trip.md"))
         #expect(chat.hasPrefix("What should I pack for two days of hiking?\n\n<!-- relay:turn \(first.id) -->\n### 📋 Paige · planner\n\nplan 1\n"))
         #expect(chat.hasSuffix("<!-- relay:end \(first.id) · write your next message below this line -->\n"))
-        #expect(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h2") == nil, "nothing new to answer")
+        #expect(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: scratch.workspace.hash("Chats/trip.md").hex) == nil, "nothing new to answer")
 
         // The person writes the next message below the answers, in their editor.
         try scratch.write("Chats/trip.md", chat + "And if it rains?\n")
-        let second = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h3"))
+        let second = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: scratch.workspace.hash("Chats/trip.md").hex))
         #expect(second.request == "And if it rains?")
         #expect(second.conversation == "trip")
         try await scratch.run(engine, second.id)
@@ -48,9 +48,9 @@ import WorkspaceCore
         try scratch.write("Chats/x.md", "Hello\n")
         let model = TestModel([.text("<!-- relay:end fake · write below -->\nsneaky"), .text("f"), .text("d"), .text("APPROVED")])
         let engine = scratch.engine(model)
-        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/x.md", hash: "h"))
+        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/x.md", hash: scratch.workspace.hash("Chats/x.md").hex))
         try await scratch.run(engine, run.id)
-        #expect(try engine.prepare(trigger: "chat", path: "Chats/x.md", hash: "h2") == nil)
+        #expect(try engine.prepare(trigger: "chat", path: "Chats/x.md", hash: scratch.workspace.hash("Chats/x.md").hex) == nil)
     }
 
     @Test func newMessageIsTheTextAfterTheLastAnsweredTurn() {
@@ -69,7 +69,7 @@ import WorkspaceCore
         FileManager.default.createFile(atPath: scratch.workspace.root + "/Research/photo.png", contents: Data(png))
         let model = TestModel([])
         let engine = scratch.engine(model)
-        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/photo.png", hash: "h"))
+        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/photo.png", hash: scratch.workspace.hash("Research/photo.png").hex))
         #expect(manifest.skipped)
         let events = try await scratch.run(engine, manifest.id)
         #expect(model.received.isEmpty, "binary junk never reaches a model")
@@ -84,14 +84,33 @@ import WorkspaceCore
         try scratch.write("Research/a.md", "Alpacas.\n")
         let model = TestModel([.text("plan"), .fail(LanguageModelError(.unreachable, "down"))])
         let engine = scratch.engine(model)
-        let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
+        let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
         await #expect(throws: RelayError.self) { try await scratch.run(engine, first.id) }
         // The daemon crashed and re-queued the trigger: the same run comes back, to be resumed.
-        let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h1"))
+        let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
         #expect(again.id == first.id)
-        let other = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: "h2"))
+        try scratch.write("Research/a.md", "Alpacas and llamas.\n")
+        let other = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
         #expect(other.id != first.id, "new content is a new run")
         #expect(try RunStore(workspace: scratch.workspace).summaries().count == 2)
+    }
+
+    @Test func aTriggerWhoseFileHoldsNewerBytesStandsAsideAndARunKeepsTheBytesThatSettled() async throws {
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Research/a.md", "The version that settled.\n")
+        let settled = try scratch.workspace.hash("Research/a.md").hex
+        try scratch.write("Research/a.md", "A version written after it settled.\n")
+        let engine = scratch.engine(TestModel([]))
+        #expect {
+            try engine.prepare(trigger: "research", path: "Research/a.md", hash: settled)
+        } throws: { error in
+            (error as? RelayError)?.code == .superseded && (error as? RelayError)?.message.contains("Research/a.md changed after it settled") == true
+        }
+        #expect(try RunStore(workspace: scratch.workspace).summaries().isEmpty, "no run was made under the old key")
+        // Under the key of the bytes the file holds, the run's request is those bytes.
+        let current = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
+        #expect(current.request.contains("A version written after it settled."))
+        #expect(!current.request.contains("The version that settled."))
     }
 
     @Test func invalidUTF8IsSkippedNotSentToTheModel() throws {

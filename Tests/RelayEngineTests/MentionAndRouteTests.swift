@@ -67,7 +67,7 @@ import WorkspaceCore
         try scratch.write("Chats/team.md", "@Bob can you help?\n")
         let model = TestModel([])
         let engine = scratch.engine(model)
-        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: "h1"))
+        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: scratch.workspace.hash("Chats/team.md").hex))
         let events = try await scratch.run(engine, run.id)
         #expect(model.received.isEmpty)
         let chat = try #require(scratch.contents("Chats/team.md"))
@@ -75,7 +75,7 @@ import WorkspaceCore
         #expect(chat.contains("@Wren (✍️ writer)"))
         #expect(chat.hasSuffix("write your next message below this line -->\n"), "the turn is closed: the person can write again")
         #expect(events.contains { if case .final(_, let text, _) = $0 { return text.contains("@Bob") } else { return false } })
-        #expect(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: "h2") == nil)
+        #expect(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: scratch.workspace.hash("Chats/team.md").hex) == nil)
     }
 
     @Test func aMentionInAChatFileSendsTheTurnToThatAgent() async throws {
@@ -83,7 +83,7 @@ import WorkspaceCore
         try scratch.write("Chats/team.md", "@Remy what do llamas eat?\n")
         let model = TestModel([.text("Grass.")])
         let engine = scratch.engine(model)
-        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: "h1"))
+        let run = try #require(try engine.prepare(trigger: "chat", path: "Chats/team.md", hash: scratch.workspace.hash("Chats/team.md").hex))
         try await scratch.run(engine, run.id)
         #expect(model.received.count == 1)
         #expect(model.received[0].system.hasPrefix("You are Remy."))

@@ -195,7 +195,7 @@ import WorkspaceCore
         try scratch.write("Research/llama-care.md", "Llamas need shade and fresh water.\n")
         let model = TestModel([.text("plan"), .text("facts"), .text("# Llama care\n\nShade and water."), .text("APPROVED: complete.")])
         let engine = scratch.engine(model)
-        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/llama-care.md", hash: "abc"))
+        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/llama-care.md", hash: scratch.workspace.hash("Research/llama-care.md").hex))
         try await scratch.run(engine, manifest.id)
 
         #expect(model.received[0].user.contains("--- Research/llama-care.md ---\nLlamas need shade and fresh water."))

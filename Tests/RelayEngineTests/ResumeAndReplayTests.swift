@@ -137,7 +137,7 @@ import WorkspaceCore
             .text("short draft"),
         ])
         let engine = scratch.engine(model)
-        let manifest = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: "h1"))
+        let manifest = try #require(try engine.prepare(trigger: "chat", path: "Chats/trip.md", hash: scratch.workspace.hash("Chats/trip.md").hex))
         try await scratch.run(engine, manifest.id)
         // A person edits the files afterwards: replay starts from the recorded versions anyway.
         try scratch.write("context.md", "changed by a person\n")

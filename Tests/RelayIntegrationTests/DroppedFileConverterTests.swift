@@ -64,7 +64,7 @@ import WorkspaceCore
         FileManager.default.createFile(atPath: scratch.workspace.root + "/Research/llamas.pdf", contents: Data(Self.pdf(saying: "Llamas hum when content.")))
         let model = TestModel([.text("plan"), .text("facts"), .text("Summary: llamas hum."), .text("APPROVED")])
         let engine = scratch.engine(model)
-        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/llamas.pdf", hash: "h"))
+        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/llamas.pdf", hash: scratch.workspace.hash("Research/llamas.pdf").hex))
         #expect(manifest.inputNote?.contains("converted from PDF with pdftotext") == true)
         try await scratch.run(engine, manifest.id)
         #expect(model.received[0].user.contains("Llamas hum when content."))

@@ -42,6 +42,83 @@ struct WatcherLedgerTests {
         w.stop()
     }
 
+    @Test func aFileOrFolderMovedIntoABrandNewFolderFiresNothingButAMoveInFromOutsideFires() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/**")])
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start()
+        try burst(100, in: w.path("inbox/batch"))
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 100)
+
+        // Each folder is made and moved into at once, before the daemon can watch it: to
+        // inotify a move out of a watched folder, and files that show up in a new one.
+        #expect(mkdir(w.path("inbox/new-a"), 0o755) == 0)
+        #expect(rename(w.path("inbox/batch/f1.txt"), w.path("inbox/new-a/f1.txt")) == 0)
+        #expect(mkdir(w.path("inbox/new-b"), 0o755) == 0)
+        #expect(mkdir(w.path("inbox/new-b/deeper"), 0o755) == 0)
+        #expect(rename(w.path("inbox/batch"), w.path("inbox/new-b/deeper/batch")) == 0)
+        // A folder made, filled by a move at once, then renamed: two hops, and the folder may
+        // be gone from its first name before the daemon can watch it. (Each hop stays inside
+        // the rule's pattern: a hop out of it and back in is new to the rule, and fires.)
+        #expect(mkdir(w.path("inbox/staging"), 0o755) == 0)
+        #expect(rename(w.path("inbox/new-a/f1.txt"), w.path("inbox/staging/f1.txt")) == 0)
+        #expect(rename(w.path("inbox/staging"), w.path("inbox/new-c")) == 0)
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 100, "a move fired: \(w.firedPaths().filter { !$0.hasPrefix("inbox/batch/") }) \(w.log().suffix(3000))")
+        #expect(try w.queue().count == 100)
+
+        // The moved files are watched under their new paths and fire once when edited there.
+        try w.write("inbox/new-b/deeper/batch/f2.txt", "edited after the move\n")
+        try w.write("inbox/new-c/f1.txt", "edited too\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(Array(w.firedPaths().suffix(2)).sorted() == ["inbox/new-b/deeper/batch/f2.txt", "inbox/new-c/f1.txt"])
+
+        // A file moved in from outside the workspace is new content: it fires, once.
+        let outside = w.scratch.base + "/outside-\(UUID().uuidString).txt"
+        try Data("from outside\n".utf8).write(to: URL(fileURLWithPath: outside))
+        #expect(mkdir(w.path("inbox/new-d"), 0o755) == 0)
+        #expect(rename(outside, w.path("inbox/new-d/in.txt")) == 0)
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths().filter { $0 == "inbox/new-d/in.txt" }.count == 1)
+        #expect(w.fired().count == 103)
+        w.stop()
+    }
+
+    @Test func aFirstStartTakesTheBaselineByStampAndHashesItLaterWithoutFiringIt() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/**")])
+        try burst(500, in: w.path("inbox/old"))
+        try w.start()
+        // Edited at once, while the baseline may not be hashed yet: fires once.
+        try w.write("inbox/old/f3.txt", "edited right after the first start\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/old/f3.txt"])
+        // The background pass ends; the log says so.
+        let deadline = Date().addingTimeInterval(120)
+        while !w.log().contains("the baseline's files are all hashed") {
+            #expect(Date() < deadline, "the baseline was not hashed: \(w.log().suffix(2000))")
+            if Date() >= deadline { break }
+            try w.waitForCookie()
+        }
+        // A touch of a hashed baseline file is no new content; an edit is.
+        #expect(utimes(w.path("inbox/old/f4.txt"), nil) == 0)
+        try w.write("inbox/old/f5.txt", "a real edit\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/old/f3.txt", "inbox/old/f5.txt"])
+        // A restart finds nothing new.
+        w.stop()
+        try w.start()
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.fired().count == 2)
+        w.stop()
+    }
+
     @Test func aFileRewrittenBetweenSettleAndItsRunNeverRunsItsNewBytesUnderTheOldKey() throws {
         let gate = FileManager.default.temporaryDirectory.path + "/relay-gate-" + UUID().uuidString
         #expect(mkfifo(gate, 0o600) == 0)

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import WorkspaceCore
 
-/// The one formatter per date format Relay writes: each format as it is written, and the compact
-/// stamp read back (run ids), from any thread.
-@Suite struct TimestampTests {
+/// The formats Relay writes times in (from the C library's broken-down time, not Foundation's
+/// formatters): each format as it is written, the compact stamp read back (run ids), from any thread.
+@Suite("Timestamps: the formats Relay writes times in")
+struct TimestampTests {
     // 2026-11-27 10:24:33.125 UTC
     let date = Date(timeIntervalSince1970: 1_795_775_073.125)
 
@@ -20,13 +21,28 @@ import WorkspaceCore
         #expect(Timestamp.localDateTime(date) == day + String(format: " %02d:%02d:%02d", local.hour!, local.minute!, local.second!))
     }
 
+    @Test func utcFormatsMatchISO8601AndKeepMillisecondsWithTheirZeros() {
+        #expect(Timestamp.iso8601(date) == ISO8601DateFormatter().string(from: date))
+        #expect(Timestamp.iso8601Milliseconds(Date(timeIntervalSince1970: 1_795_688_673.009)) == "2026-11-26T10:24:33.009Z")
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+    }
+
+    @Test func theLocalFormMatchesAFormatterInThisMachinesTimeZone() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        #expect(Timestamp.localDateTime(date) == formatter.string(from: date))
+    }
+
     @Test func aCompactStampReadsBackToItsSecondAndAnythingElseToNil() {
         #expect(Timestamp.date(fromCompactUTC: "20261127-102433") == Date(timeIntervalSince1970: 1_795_775_073))
         #expect(Timestamp.date(fromCompactUTC: "by-trigger") == nil)
         #expect(Timestamp.date(fromCompactUTC: "2026-11-27") == nil)
+        #expect(Timestamp.date(fromCompactUTC: "20261399-102433") == nil)
     }
 
-    @Test func manyThreadsShareTheFormattersAndGetWholeStamps() async {
+    @Test func manyThreadsGetWholeStamps() async {
         let stamps = await withTaskGroup(of: String.self) { group in
             for n in 0..<200 { group.addTask { Timestamp.compactUTC(Date(timeIntervalSince1970: Double(n) * 86_400)) } }
             return await group.reduce(into: Set<String>()) { $0.insert($1) }

@@ -29,16 +29,42 @@ enum InputConverter {
         guard let handle = FileHandle(forReadingAtPath: absolute) else { return .skipped("\(path) cannot be opened") }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: readLimit)) ?? Data()
-        let bytes = [UInt8](head)
+        return text(head: [UInt8](head), path: path, file: { absolute }, search: search, timeout: timeout)
+    }
+
+    /// The same for bytes already read (the bytes a trigger settled with): text is decoded from
+    /// them; a converter gets a private copy of them in `copyFolder`, removed afterwards, never
+    /// the workspace file (which may hold newer bytes by now).
+    static func text(ofBytes bytes: [UInt8], path: String, copyFolder: String, search: [String]? = nil,
+                     timeout: TimeInterval = defaultTimeout) -> Outcome {
+        var copy: String?
+        defer { if let copy { _ = try? StateFile.remove(copy) } }
+        return text(head: Array(bytes.prefix(readLimit)), path: path, file: {
+            let name = copyFolder + "/settled-" + UUID().uuidString + "-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+            do {
+                try StateFile.makeFolders(copyFolder)
+                try StateFile.create(name, with: bytes, mode: 0o600, durable: false)
+            } catch {
+                return nil
+            }
+            copy = name
+            return name
+        }, search: search, timeout: timeout)
+    }
+
+    /// `file` gives the path a converter reads (nil: it could not be made).
+    private static func text(head bytes: [UInt8], path: String, file: () -> String?, search: [String]?, timeout: TimeInterval) -> Outcome {
         let lower = path.lowercased()
         let ext = lower.split(separator: ".").count > 1 ? String(lower.split(separator: ".").last!) : ""
 
         if bytes.starts(with: Array("%PDF".utf8)) || ext == "pdf" {
+            guard let absolute = file() else { return .skipped("\(path) could not be copied for pdftotext") }
             return convert(absolute, path: path, kind: "a PDF", tool: "pdftotext", arguments: ["-layout", "-enc", "UTF-8", absolute, "-"],
                            package: "poppler-utils", search: search, timeout: timeout)
         }
         let pandocFormats = ["docx": "docx", "odt": "odt", "epub": "epub", "rtf": "rtf", "html": "html", "htm": "html"]
         if let format = pandocFormats[ext] {
+            guard let absolute = file() else { return .skipped("\(path) could not be copied for pandoc") }
             let outcome = convert(absolute, path: path, kind: "a \(ext.uppercased()) file", tool: "pandoc",
                                   arguments: Self.pandocArguments(from: format, file: absolute), package: "pandoc", search: search,
                                   timeout: timeout)

@@ -19,15 +19,22 @@ public struct SortedStampWalk {
     private struct Level {
         var fd: CInt
         var prefix: String
-        /// Names still to visit, sorted descending (the next is last), with whether each is a folder.
-        var names: [(key: [UInt8], name: String, info: Glibc.stat)]
+        /// Names still to visit, sorted descending (the next is last), with their lstat.
+        var names: [(name: String, info: Glibc.stat)]
     }
 
     private var levels: [Level] = []
     private let root: String
     private var started = false
+    /// Called with each folder's relative path ("" for the root) after it is opened and before
+    /// it is listed: the watcher adds its inotify watch there, so the walk's listing is also the
+    /// watch's (a file made after the watch is reported by it, one made before is listed).
+    private let willList: ((String) throws -> Void)?
 
-    public init(_ workspace: Workspace) { root = workspace.root }
+    public init(_ workspace: Workspace, willList: ((String) throws -> Void)? = nil) {
+        root = workspace.root
+        self.willList = willList
+    }
 
     /// The next file, or nil when the walk is done.
     ///
@@ -68,6 +75,12 @@ public struct SortedStampWalk {
     }
 
     private mutating func push(_ fd: CInt, prefix: String) throws {
+        do {
+            try willList?(prefix.isEmpty ? "" : String(prefix.dropLast()))
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
         let names: [String]
         switch Syscall.listDirectory(fd) {
         case .success(let list): names = list
@@ -75,23 +88,39 @@ public struct SortedStampWalk {
             Syscall.close(fd)
             throw WorkspaceError.system(errno, "list", path: prefix.isEmpty ? "." : String(prefix.dropLast()))
         }
-        var keyed: [(key: [UInt8], name: String, info: Glibc.stat)] = []
+        var keyed: [(name: String, info: Glibc.stat)] = []
         keyed.reserveCapacity(names.count)
         for name in names {
             if prefix.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
             if WorkspaceLayout.isTemporaryName(name) { continue }
             // The kind decides the sort key, and the file's stamp is this same lstat.
             guard case .success(let info) = Syscall.lstat(in: fd, name) else { continue }
-            var key = Array(name.utf8)
             switch FileKind(info.st_mode) {
-            case .regular: break
-            case .directory: key.append(UInt8(ascii: "/"))
+            case .regular, .directory: keyed.append((name, info))
             default: continue
             }
-            keyed.append((key, name, info))
         }
         // Descending: the next name to visit is the last.
-        keyed.sort { $1.key.lexicographicallyPrecedes($0.key) }
+        keyed.sort { Self.precedes($1.name, folder: FileKind($1.info.st_mode) == .directory, $0.name, folder: FileKind($0.info.st_mode) == .directory) }
         levels.append(Level(fd: fd, prefix: prefix, names: keyed))
+    }
+
+    /// Byte order of the names, a folder's name read as "name/" (no key is built: 100,000
+    /// small arrays were a restart's largest allocation).
+    static func precedes(_ a: String, folder aIsFolder: Bool, _ b: String, folder bIsFolder: Bool) -> Bool {
+        var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
+        var aDone = false, bDone = false
+        while true {
+            var x = i.next(), y = j.next()
+            if x == nil { if aIsFolder && !aDone { x = UInt8(ascii: "/") }; aDone = true }
+            if y == nil { if bIsFolder && !bDone { y = UInt8(ascii: "/") }; bDone = true }
+            switch (x, y) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let x?, let y?): if x != y { return x < y }
+            }
+            if aDone && bDone { return false }
+        }
     }
 }

@@ -216,7 +216,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `unlink`.
-    static func unlink(_ path: String) -> Result<Void, Errno> {
+    package static func unlink(_ path: String) -> Result<Void, Errno> {
         retrying { Glibc.unlink(path) }.map { _ in () }
     }
 

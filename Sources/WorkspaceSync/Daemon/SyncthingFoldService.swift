@@ -4,9 +4,10 @@ import ServiceLifecycle
 import Synchronization
 import WorkspaceCore
 
-/// The daemon's folding of Syncthing's conflict copies (`relay watch`, `relay serve`): once at
-/// start (copies that arrived while the daemon was down), then whenever a settled change is a
-/// `*.sync-conflict-*` file, it merges each copy into its original with
+/// The daemon's folding of Syncthing's conflict copies (`relay watch`, `relay serve`): whenever
+/// `changed` is told of a `*.sync-conflict-*` file — the watcher reports the copies its start-up
+/// walk passes (those that arrived while the daemon was down: one walk of the tree at start, not
+/// two) and every copy that settles later — it merges each copy into its original with
 /// `SyncthingConflicts.resolve`, as `relay sync --local` does. One fold at a time, on a thread
 /// of its own (blocking file work stays off Swift's cooperative pool); copies that arrive during
 /// a fold start one more after it. A graceful shutdown lets a fold under way finish.
@@ -31,7 +32,6 @@ public final class SyncthingFoldService: Service, Sendable {
     }
 
     public func run() async throws {
-        await foldOffThePool()
         await cancelWhenGracefulShutdown {
             for await _ in self.wakeUps { await self.foldOffThePool() }
         }

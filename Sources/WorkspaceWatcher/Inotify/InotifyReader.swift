@@ -1,6 +1,7 @@
 // The one file that talks to libinotifytools. Its state is process-wide (one inotify fd, one
 // table, one error, one static event buffer), so there is one reader per process and every
-// call to it happens on the reader's own thread, after `start` has set up the watches.
+// call to it happens on one thread at a time: the service's during the start-up walk (which
+// adds the watches), then the reader's own, from `startReading` on.
 
 import CInotifyTools
 import Foundation
@@ -58,37 +59,54 @@ final class InotifyReader: @unchecked Sendable {
 
     var watchCount: Int { folders.count }
 
-    /// Sets up the watches on the whole tree (so a watch-limit error is thrown here, not lost)
-    /// and starts the reader thread, which hands every event to `sink`.
-    func start(sink: @escaping @Sendable (RawEvent) -> Void) throws {
-        Self.instanceLock.lock()
-        defer { Self.instanceLock.unlock() }
-        guard !Self.instanceActive else {
-            throw WatcherError(code: .system, message: "only one watcher can run in a process (libinotifytools is process-wide)")
-        }
-        guard inotifytools_initialize() != 0 else {
-            let code = inotifytools_error()
-            if code == EMFILE {
-                let limits = InotifyLimits.current()
-                throw WatcherError(code: .instanceLimit, message: "the kernel's limit on inotify instances is reached (fs.inotify.max_user_instances = \(limits.maxUserInstances.map(String.init) ?? "?")); close other watchers or raise it: sysctl fs.inotify.max_user_instances=\((limits.maxUserInstances ?? 128) * 2)")
+    /// Opens the process's inotify instance. Then `watchFolder` is called for every folder of
+    /// the tree as the start-up walk enters it — before listing it, so a file made meanwhile is
+    /// caught by the listing or by the watch — and `startReading` starts the thread. (The walk
+    /// and the watches share one listing of each folder; events wait in the kernel's queue until
+    /// the thread reads them, and an overflow there is a rescan.) A watch-limit error is thrown
+    /// to the caller, not lost on a thread.
+    func open() throws {
+        try Self.instanceLock.withLock {
+            guard !Self.instanceActive else {
+                throw WatcherError(code: .system, message: "only one watcher can run in a process (libinotifytools is process-wide)")
             }
-            throw WatcherError(code: .system, message: "cannot start inotify: \(String(cString: strerror(code)))", cause: code)
+            guard inotifytools_initialize() != 0 else {
+                let code = inotifytools_error()
+                if code == EMFILE {
+                    let limits = InotifyLimits.current()
+                    throw WatcherError(code: .instanceLimit, message: "the kernel's limit on inotify instances is reached (fs.inotify.max_user_instances = \(limits.maxUserInstances.map(String.init) ?? "?")); close other watchers or raise it: sysctl fs.inotify.max_user_instances=\((limits.maxUserInstances ?? 128) * 2)")
+                }
+                throw WatcherError(code: .system, message: "cannot start inotify: \(String(cString: strerror(code)))", cause: code)
+            }
+            Self.instanceActive = true
         }
-        Self.instanceActive = true
         descriptor = Self.inotifyDescriptor()
-        do {
-            _ = try watchTree("", report: false)
-        } catch {
-            inotifytools_cleanup()
-            Self.instanceActive = false
-            throw error
-        }
+    }
+
+    /// Watches one folder of the tree (`relative`, "" for the root), without listing it: the
+    /// start-up walk lists it. Only before `startReading`.
+    func watchFolder(_ relative: String) throws {
+        precondition(thread == nil, "watchFolder is for the start-up walk, before the reader thread runs")
+        if relative == WorkspaceLayout.stateFolderName || relative.hasPrefix(WorkspaceLayout.stateFolderName + "/") { return }
+        _ = try addWatch(relative)
+    }
+
+    /// Starts the reader thread, which hands every event to `sink`.
+    func startReading(sink: @escaping @Sendable (RawEvent) -> Void) {
         self.sink = sink
         let thread = Thread { [self] in run() }
         thread.name = "relay.inotify"
         self.thread = thread
         thread.start()
         logger.info("watching", metadata: ["relay.root": "\(root)", "relay.watches": "\(folders.count)"])
+    }
+
+    /// Closes the instance when the start failed before `startReading` (a watch limit, a walk
+    /// that could not list the root).
+    func abandon() {
+        guard thread == nil else { return }
+        inotifytools_cleanup()
+        Self.instanceLock.withLock { Self.instanceActive = false }
     }
 
     /// Returns once the reader thread has ended (after `stop`).
@@ -119,7 +137,7 @@ final class InotifyReader: @unchecked Sendable {
         stopLock.withLock { stopRequested = true }
         let wake = root + "/" + WorkspaceLayout.temporaryPrefix + "wake-" + UUID().uuidString
         FileManager.default.createFile(atPath: wake, contents: nil)
-        unlink(wake)
+        _ = Syscall.unlink(wake)
     }
 
     private var shouldStop: Bool { stopLock.withLock { stopRequested } }
@@ -176,7 +194,7 @@ final class InotifyReader: @unchecked Sendable {
         guard let held = heldMove else { return }
         heldMove = nil
         if held.folder { dropTree(held.path) }
-        emit(.removed(path: held.path, folder: held.folder))
+        emit(.movedOut(path: held.path, folder: held.folder))
     }
 
     private func emit(_ event: RawEvent) { sink?(event) }
@@ -211,8 +229,18 @@ final class InotifyReader: @unchecked Sendable {
         }
         if mask.contains(.movedTo), let held = heldMove, cookie == held.cookie {
             heldMove = nil
-            if held.folder { renameTree(from: held.path, to: path) }
             emit(.renamed(from: held.path, to: path, folder: held.folder))
+            guard held.folder else { return }
+            if wds[held.path] != nil {
+                renameTree(from: held.path, to: path)
+            } else {
+                // A folder made a moment before, renamed before it could be watched: to us it
+                // arrives now, like a folder moved in (watched, listed, its files reported).
+                do { _ = try watchTree(path, report: true) } catch {
+                    logger.error("cannot watch a new folder", metadata: ["relay.path": "\(path)", "relay.error": "\(error)"])
+                    emit(.overflow)
+                }
+            }
             return
         }
 
@@ -248,19 +276,7 @@ final class InotifyReader: @unchecked Sendable {
         while let folder = pending.popLast() {
             let absolute = folder.isEmpty ? root + "/" : root + "/" + folder + "/"
             if wds[folder] == nil {
-                let mask = InotifyMask.watched.union([.onlyDirectory, .dontFollow, .excludeUnlinked])
-                if inotifytools_watch_file(absolute, Int32(bitPattern: mask.rawValue)) == 0 {
-                    let code = inotifytools_error()
-                    if code == ENOSPC { throw Self.watchLimitError(watching: folders.count) }
-                    if code == ENOENT || code == ENOTDIR { continue }  // gone again already
-                    throw WatcherError(code: .system, message: "\(absolute): cannot watch: \(String(cString: strerror(code)))", path: absolute, cause: code)
-                }
-                let wd = inotifytools_wd_from_filename(absolute)
-                if wd < 0 {
-                    throw WatcherError(code: .system, message: "\(absolute): watched, but libinotifytools lost its descriptor", path: absolute)
-                }
-                folders[wd] = folder
-                wds[folder] = wd
+                guard try addWatch(folder) else { continue }  // gone again already
                 count += 1
             }
             for (name, kind) in Self.entries(of: absolute) {
@@ -281,6 +297,28 @@ final class InotifyReader: @unchecked Sendable {
             }
         }
         return count
+    }
+
+    /// Adds the watch of one folder; false when it is gone already.
+    private func addWatch(_ folder: String) throws -> Bool {
+        let absolute = folder.isEmpty ? root + "/" : root + "/" + folder + "/"
+        let mask = InotifyMask.watched.union([.onlyDirectory, .dontFollow, .excludeUnlinked])
+        if inotifytools_watch_file(absolute, Int32(bitPattern: mask.rawValue)) == 0 {
+            let code = inotifytools_error()
+            if code == ENOSPC { throw Self.watchLimitError(watching: folders.count) }
+            if code == ENOENT || code == ENOTDIR { return false }
+            throw WatcherError(code: .system, message: "\(absolute): cannot watch: \(String(cString: strerror(code)))", path: absolute, cause: code)
+        }
+        let wd = inotifytools_wd_from_filename(absolute)
+        if wd < 0 {
+            throw WatcherError(code: .system, message: "\(absolute): watched, but libinotifytools lost its descriptor", path: absolute)
+        }
+        // The same folder already watched under another path (inotify has one watch per inode:
+        // it moved here before its move out was seen): it stands for this path now.
+        if let old = folders[wd], old != folder { wds.removeValue(forKey: old) }
+        folders[wd] = folder
+        wds[folder] = wd
+        return true
     }
 
     /// A folder renamed inside the tree: its watches stay (they follow the inodes); only the
@@ -325,8 +363,11 @@ final class InotifyReader: @unchecked Sendable {
     private func dropTree(_ relative: String) {
         let prefix = relative + "/"
         for (folder, wd) in wds where folder == relative || folder.hasPrefix(prefix) {
-            inotifytools_remove_watch_by_wd(wd)
             wds.removeValue(forKey: folder)
+            // A watch that stands for another path now (the folder was watched again where it
+            // went) stays.
+            guard folders[wd] == folder else { continue }
+            inotifytools_remove_watch_by_wd(wd)
             folders.removeValue(forKey: wd)
         }
     }

@@ -19,12 +19,15 @@ final class Settler: @unchecked Sendable {
     enum Move: Equatable, Sendable {
         /// A file or folder left (deleted or moved out); for a folder, everything under it.
         case removed(path: String, folder: Bool)
+        /// A file or folder moved away unpaired (`RawEvent.movedOut`): removed, unless it turns
+        /// up again elsewhere in the workspace with the same stamp.
+        case movedOut(path: String, folder: Bool)
         /// A file or folder renamed inside the workspace: it keeps its identity.
         case renamed(from: String, to: String, folder: Bool)
 
         var path: String {
             switch self {
-            case .removed(let path, _): return path
+            case .removed(let path, _), .movedOut(let path, _): return path
             case .renamed(_, let to, _): return to
             }
         }
@@ -77,6 +80,11 @@ final class Settler: @unchecked Sendable {
                 cancel(path, folder: folder)
                 moves.append(.removed(path: path, folder: folder))
                 return wake()
+            case .movedOut(let path, let folder):
+                if IgnoreRules.isIgnored(path) { return false }
+                cancel(path, folder: folder)
+                moves.append(.movedOut(path: path, folder: folder))
+                return wake()
             case .renamed(let from, let to, let folder):
                 let fromIgnored = IgnoreRules.isIgnored(from), toIgnored = IgnoreRules.isIgnored(to)
                 if !folder && fromIgnored {
@@ -113,6 +121,16 @@ final class Settler: @unchecked Sendable {
                 return wake()
             }
         }
+    }
+
+    /// A change found by a look at the file rather than by an event (the baseline's background
+    /// hashing saw its stamp move): a closed change now, unless the path is pending already —
+    /// its own event then settles it, and is not postponed (a cookie written after that event
+    /// must not settle first).
+    @discardableResult
+    func receiveUnlessPending(_ path: String, at time: Int64 = Settler.now()) -> Bool {
+        if lock.withLock({ pending[path] != nil }) { return false }
+        return receive(.file(path: path, closed: true), at: time)
     }
 
     private func cancel(_ path: String, folder: Bool) {
@@ -154,7 +172,12 @@ final class Settler: @unchecked Sendable {
         var isEmpty: Bool { settled.isEmpty && moves.isEmpty && !rescan }
         /// The paths that left, for callers that only care about removals.
         var removed: [(path: String, folder: Bool)] {
-            moves.compactMap { if case .removed(let path, let folder) = $0 { return (path, folder) } else { return nil } }
+            moves.compactMap {
+                switch $0 {
+                case .removed(let path, let folder), .movedOut(let path, let folder): return (path, folder)
+                case .renamed: return nil
+                }
+            }
         }
     }
 

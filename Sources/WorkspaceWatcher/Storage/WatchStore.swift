@@ -20,7 +20,12 @@ final class WatchStore {
 
     struct FileRecord: Equatable, Sendable {
         var stamp: FileStamp
+        /// The content's SHA-256 in hex; empty for a baseline file not hashed yet (`hashKnown`).
         var hash: String
+
+        /// False for a row a first start recorded by its stamp alone: its content counts as
+        /// unchanged while the file keeps that stamp.
+        var hashKnown: Bool { !hash.isEmpty }
     }
 
     enum State: String, Sendable { case pending, running, done, failed, superseded }
@@ -91,6 +96,10 @@ final class WatchStore {
         try database.prepare("SELECT value FROM meta WHERE key = ?1").rows([.text(key)]) { $0.text(0) }.first
     }
 
+    func deleteMeta(_ key: String) throws {
+        try database.prepare("DELETE FROM meta WHERE key = ?1").run([.text(key)])
+    }
+
     func setMeta(_ key: String, _ value: String) throws {
         try database.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
             .run([.text(key), .text(value)])
@@ -102,12 +111,14 @@ final class WatchStore {
     /// time: the start-up walk joins it with the tree without loading either whole.
     /// `racy` says the row was checked within `racyNanoseconds` of the file's mtime: a write in
     /// the same tick of the file system's clock may have left the stamp as it was.
-    func forEachFile(_ body: (_ path: String, _ record: FileRecord, _ racy: Bool) throws -> Void) throws {
-        try database.prepare("SELECT path, inode, size, mtime, hash, checked FROM files ORDER BY path").forEachRow { row in
+    /// The path is SQLite's bytes, valid only during the call: most rows are compared and
+    /// passed over, and need no String.
+    func forEachFile(_ body: (_ path: UnsafeBufferPointer<UInt8>, _ stamp: FileStamp, _ racy: Bool) throws -> Void) throws {
+        try database.prepare("SELECT path, inode, size, mtime, checked FROM files ORDER BY path").forEachRow { row in
             let mtime = row.integer(3)
-            let record = FileRecord(stamp: FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: mtime),
-                                    hash: row.text(4))
-            try body(row.text(0), record, row.integer(5) - mtime < Self.racyNanoseconds)
+            let stamp = FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: mtime)
+            let racy = row.integer(4) - mtime < Self.racyNanoseconds
+            try row.withText(0) { path in try body(path, stamp, racy) }
         }
     }
 
@@ -127,6 +138,62 @@ final class WatchStore {
         var rules: [String]
         /// The hash the index had (nil: a new path), to tell new content from a touch.
         var previousHash: String? = nil
+        /// The path this file had before it was moved here (a move that inotify could not pair:
+        /// into a folder not watched yet). Its pending triggers move with it.
+        var movedFrom: String? = nil
+    }
+
+    /// The index rows of `files` and of every file under `folders`, before they are removed: a
+    /// file that reappears elsewhere in the workspace with the same stamp was moved, not dropped.
+    func rows(files: [String], folders: [String]) throws -> [(path: String, record: FileRecord)] {
+        var result: [(path: String, record: FileRecord)] = []
+        let one = try cached("SELECT path, inode, size, mtime, hash FROM files WHERE path = ?1")
+        let below = try cached("SELECT path, inode, size, mtime, hash FROM files WHERE path >= ?1 AND path < ?2")
+        func row(_ row: SQLiteDatabase.Row) -> (path: String, record: FileRecord) {
+            (row.text(0), FileRecord(stamp: FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: row.integer(3)),
+                                     hash: row.text(4)))
+        }
+        for path in files { result += try one.rows([.text(path)], row) }
+        for folder in folders { result += try below.rows([.text(folder + "/"), .text(folder + "0")], row) }
+        return result
+    }
+
+    /// Records a first start's files by their stamps alone, with no hash and no trigger (they
+    /// are the baseline), in one transaction; `hashBaseline` fills the hashes in later.
+    func recordBaseline(_ files: [(path: String, stamp: FileStamp)]) throws {
+        guard !files.isEmpty else { return }
+        let upsert = try cached(Self.upsertFile)
+        try database.transaction {
+            let checked = Self.nowNanoseconds()
+            for file in files {
+                try upsert.run([.text(file.path), .integer(Int64(bitPattern: file.stamp.inode)), .integer(Int64(file.stamp.size)),
+                                .integer(file.stamp.modifiedNanoseconds), .text(""), .integer(checked)])
+            }
+        }
+    }
+
+    /// Baseline rows not hashed yet, in path order after `after`, at most `limit` (read along
+    /// the primary key: the background pass, moving its cursor, reads the table once).
+    func unhashed(after: String, limit: Int) throws -> [(path: String, stamp: FileStamp)] {
+        try cached("SELECT path, inode, size, mtime FROM files WHERE hash = '' AND path > ?1 ORDER BY path LIMIT ?2")
+            .rows([.text(after), .integer(Int64(limit))]) { row in
+                (row.text(0), FileStamp(inode: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)), modifiedNanoseconds: row.integer(3)))
+            }
+    }
+
+    /// Fills in the hashes of baseline rows, each only while its row still has the stamp the
+    /// file had when it was read (a file that changed since is left to its event), in one
+    /// transaction.
+    func setBaselineHashes(_ hashes: [(path: String, stamp: FileStamp, hash: String)]) throws {
+        guard !hashes.isEmpty else { return }
+        let update = try cached("UPDATE files SET hash = ?5, checked = ?6 WHERE path = ?1 AND inode = ?2 AND size = ?3 AND mtime = ?4 AND hash = ''")
+        try database.transaction {
+            let checked = Self.nowNanoseconds()
+            for item in hashes {
+                try update.run([.text(item.path), .integer(Int64(bitPattern: item.stamp.inode)), .integer(Int64(item.stamp.size)),
+                                .integer(item.stamp.modifiedNanoseconds), .text(item.hash), .integer(checked)])
+            }
+        }
     }
 
     /// Test hook (`WatchService.Options.dieInBatchOf`): the next `record` kills the process
@@ -148,6 +215,9 @@ final class WatchStore {
                 try deleteBelow.run([.text(folder + "/"), .text(folder + "0")])
             }
             for change in changes {
+                if let from = change.movedFrom {
+                    try cached("UPDATE OR IGNORE triggers SET path = ?2 WHERE path = ?1 AND state = 'pending'").run([.text(from), .text(change.path)])
+                }
                 try upsert.run([.text(change.path), .integer(Int64(bitPattern: change.record.stamp.inode)),
                                 .integer(Int64(change.record.stamp.size)), .integer(change.record.stamp.modifiedNanoseconds),
                                 .text(change.record.hash), .integer(checked)])
@@ -167,7 +237,8 @@ final class WatchStore {
     /// content keeps its identity and starts nothing, except the rules that match the new path
     /// and did not match the old one (`rules(path)` gives the names). Pending triggers move with
     /// their file. Returns the new triggers, and whether anything was indexed under `from`.
-    func rename(from: String, to: String, folder: Bool, rules: (String) -> [String]) throws -> (fresh: [Trigger], known: Bool) {
+    func rename(from: String, to: String, folder: Bool, rules: (String) -> [String],
+                hash: (String) -> String? = { _ in nil }) throws -> (fresh: [Trigger], known: Bool) {
         try database.transaction {
             var rows: [(path: String, hash: String)] = []
             if folder {
@@ -189,10 +260,13 @@ final class WatchStore {
                 try move.run([.text(row.path), .text(target)])
                 try movePending.run([.text(row.path), .text(target)])
                 let before = Set(rules(row.path))
-                for rule in rules(target) where !before.contains(rule) {
-                    try insert.run([.text(target), .text(row.hash), .text(rule), .integer(now)])
+                let added = rules(target).filter { !before.contains($0) }
+                // A baseline row not hashed yet is keyed by the bytes it holds now.
+                guard !added.isEmpty, let key = row.hash.isEmpty ? hash(target) : row.hash else { continue }
+                for rule in added {
+                    try insert.run([.text(target), .text(key), .text(rule), .integer(now)])
                     if database.changes == 1 {
-                        fresh.append(Trigger(id: database.lastInsertID, path: target, hash: row.hash, rule: rule, state: .pending, attempts: 0))
+                        fresh.append(Trigger(id: database.lastInsertID, path: target, hash: key, rule: rule, state: .pending, attempts: 0))
                     }
                 }
             }

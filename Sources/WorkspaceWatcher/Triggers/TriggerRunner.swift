@@ -5,8 +5,18 @@ import WorkspaceCore
 /// Starts a relay on a file. The daemon provides one when the relay engine is present; without
 /// one, relay triggers wait in the queue (they are not lost, and run once an engine is there).
 public protocol RelayLauncher: Sendable {
-    /// Runs `relay` on the workspace file `path`; returns when the run has finished.
-    func run(relay: String, path: String, hash: String) async throws
+    /// Runs `relay` on the workspace file `path`, whose content settled with SHA-256 `hash`;
+    /// returns when the run has finished — or at once, saying why, when the file holds other
+    /// bytes by now: the run stands aside (the newer content has a trigger of its own), so new
+    /// bytes never run under the old key.
+    func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch
+}
+
+/// How a relay trigger's run ended, besides an error.
+public enum RelayLaunch: Sendable, Equatable {
+    case finished
+    /// The file no longer held the settled bytes when the run read it.
+    case stoodAside(String)
 }
 
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
