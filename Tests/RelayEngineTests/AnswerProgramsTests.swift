@@ -284,6 +284,12 @@ import WorkspaceCore
         #expect(answer.hasPrefix("The workspace does not say: no file of the workspace mentions “alarm”"), "\(answer)")
     }
 
+    @Test func oneWordOfTheQuestionNoNoteUsesIsNoGap() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Booked the dentist: 3 December at 10:30.\n"])
+        let (answer, _) = try await Self.ask("When is my dentist appointment?", in: scratch)
+        #expect(answer.hasPrefix("3 December at 10:30 — "), "\(answer)")
+    }
+
     @Test func anAmountForSomeoneIsFromALineAboutThemOrNotFound() async throws {
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Paid the flour invoice online (fl 612.40).\n- Mira opens up on Saturdays now.\n"])
         let (answer, _) = try await Self.ask("How much does Mira get paid an hour?", in: scratch)

@@ -95,6 +95,8 @@ import Testing
         #expect(RequestRules.analyse("When does the pharmacy close on Sundays?", today: Self.today).value == .time)
         #expect(RequestRules.analyse("Who do I call about the boiler? I need the number.", today: Self.today).value == .phone)
         #expect(RequestRules.analyse("What does F04 on the boiler mean?", today: Self.today).value == .reason)
+        #expect(RequestRules.analyse("And what's her number?", today: Self.today).value == .phone, "a person's number is a phone number")
+        #expect(RequestRules.analyse("What is our plot number?", today: Self.today).value == .number)
     }
 
     @Test func theLastTimeAndLastWeekAreSpansOfTimeNotComparisons() {

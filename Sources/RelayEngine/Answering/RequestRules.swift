@@ -271,6 +271,8 @@ enum RequestRules {
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
         let found = valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+        // "What's her number?", "Priya's number": a person's number is their phone number.
+        if text.range(of: #" (her|his|their|your|[a-z]+'s) (phone |mobile )?number "#, options: .regularExpression) != nil { return .phone }
         // "Who should I call about the door? I need the number.": the phone number.
         if [" call ", " ring ", " phone "].contains(where: text.contains), text.contains(" number ") { return .phone }
         // "When does the bank close?": opening hours are times of day.

@@ -83,15 +83,17 @@ extension RunExecutor {
     /// "The workspace does not say: …" when the run's evidence cannot answer the question at
     /// all (``Support/gap(question:lines:ignoring:)``), before a program looks for a value.
     func unsupported(by lines: [SourcedLine]) -> String? {
-        let pool = (manifest.retrieved ?? []).map(\.withHeading)
+        // A line is read with its heading and the name of its file ("harriers-committee-agenda.md").
+        let pool = (manifest.retrieved ?? []).map { $0.withHeading + " — " + ($0.path as NSString).lastPathComponent.replacingOccurrences(of: "-", with: " ") }
         let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames)
         // A name no line mentions says it best ("no line of the workspace mentions Zebedee Farrow").
         if let gap, gap.hasPrefix(Support.unmentionedName) { return notFound(gap, closest: lines) }
-        // What the request is about is not in the workspace: two of its words, or half of them,
-        // are in no file ("the wifi password at the bakery" where no note mentions wifi).
+        // What the request is about is not in the workspace: two of its words, and at least half
+        // of them, are in no file ("the wifi password at the bakery" where no note mentions
+        // wifi). One word alone may be the request's own ("my dentist appointment" where the
+        // note says "Booked the dentist").
         let topic = Support.topicTerms(of: evidenceQuestion)
-        if let unknown = manifest.analysis?.unknown.map(Set.init)?.intersection(topic), !unknown.isEmpty,
-           unknown.count >= 2 || unknown.count * 2 >= topic.count {
+        if let unknown = manifest.analysis?.unknown.map(Set.init)?.intersection(topic), unknown.count >= 2, unknown.count * 2 >= topic.count {
             // As the request wrote them.
             let written = RequestRules.words(of: evidenceQuestion).filter { !unknown.isDisjoint(with: SearchTerms.terms(of: $0)) }
             var seen: Set<String> = []
