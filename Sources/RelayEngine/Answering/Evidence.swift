@@ -73,7 +73,15 @@ struct Evidence {
                 found[key] = RetrievedLine(path: path, line: index + 1, text: RunExecutor.bare(line), score: Self.structural)
             }
         }
-        return order.filter { !done.contains($0) }.compactMap { found[$0] }
+        // A task ticked off in other words ("[ ] pay the flour invoice", then "[x] Paid the flour
+        // invoice online"): done when a ticked line holds at least two of its words and half of them.
+        func words(_ key: String) -> Set<String> { Set(key.split(separator: " ").map(String.init).filter { $0.first?.isLetter == true }) }
+        let ticked = done.map(words)
+        func tickedOff(_ key: String) -> Bool {
+            let task = words(key)
+            return ticked.contains { line in let shared = task.intersection(line).count; return shared >= 2 && shared * 2 >= task.count }
+        }
+        return order.filter { !done.contains($0) && !tickedOff($0) }.compactMap { found[$0] }
     }
 
     /// What a task is, without its marker, so "- [ ] call the vet" and "- [x] call the vet" meet.
