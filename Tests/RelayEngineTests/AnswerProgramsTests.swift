@@ -227,6 +227,10 @@ import WorkspaceCore
         #expect(RunExecutor.plainDraft(for: "Draft a short message to Casimir asking for my tile cutter back before the weekend.", ignoring: [])
             == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")
         #expect(RunExecutor.isNoDraft("The user requested that I send a message to Casimir. [Vera's Output]: …"))
+        #expect(RunExecutor.echoes("Draft a message to Casimir asking for my tile cutter back before the weekend.",
+                                   request: "Draft a short message to Casimir asking for my tile cutter back before the weekend."))
+        #expect(!RunExecutor.echoes("Hi Casimir, could I have my tile cutter back before the weekend?",
+                                    request: "Draft a short message to Casimir asking for my tile cutter back before the weekend."))
         #expect(RunExecutor.plainDraft(for: "Draft a text to Mira checking she's still fine to open up on Saturday.", ignoring: [])
             == "Hi Mira,\n\nJust checking you're still fine to open up on Saturday.\n\nThanks!")
         #expect(!RunExecutor.speaksOfPurpose("Mira, I hope your work goes well!", request: "Write a note to Mira asking her to fix the back door lock", ignoring: []),

@@ -704,9 +704,11 @@ enum Scorer {
             let named = Set((expect.accept ?? []).flatMap { $0 }.flatMap { Claims.words($0) })
             let purpose = asked.subtracting(named)
             let aboutIt = purpose.isEmpty || !purpose.isDisjoint(with: Claims.words(text))
+            // The request repeated: it opens with the request's first word and holds most of its words.
             let echoes = question.map { q in
-                let opening = Text.normalize(q).split(separator: " ").prefix(8).joined(separator: " ")
-                return opening.split(separator: " ").count >= 6 && Text.normalize(text).contains(opening)
+                let askedWords = Claims.words(q), first = { (s: String) in Text.normalize(s).split(separator: " ").first.map(String.init) ?? "" }
+                return !askedWords.isEmpty && first(text) == first(q)
+                    && Double(askedWords.intersection(Claims.words(text)).count) >= 0.7 * Double(askedWords.count)
             } ?? false
             hit = names && aboutIt && !echoes && precision.unsupported.isEmpty
             if !names { why = "does not name whom it is for" } else if !aboutIt { why = "says nothing of what it was asked to say" }
@@ -2144,6 +2146,8 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
           "a draft that says nothing of what it was asked to say is wrong")
     check(Scorer.answer("Write a note to Priya about the choir trip deposit.\n\nYour previous output was: none", expect: draft, sources: [notes], roster: roster,
                         question: asked).verdict == .wrong, "a draft that repeats the request is wrong")
+    check(Scorer.answer("Write to Priya about the choir trip deposit.", expect: draft, sources: [notes], roster: roster,
+                        question: "Write a short note to Priya about the choir trip deposit").verdict == .wrong, "a request repeated with a word left out is wrong")
     check(score("Hi Priya, " + String(repeating: "I will send it soon, ", count: 30), draft).verdict == .tooLong, "a draft over 120 words is too long")
     check(score("Hey Priya, the deposit comes on Monday. Cheers, Odile", draft).verdict == .answered, "a greeting or sign-off before a name is not a name")
     check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .answered,

@@ -37,7 +37,12 @@ extension RunExecutor {
     /// Whether `text` repeats the request instead of answering it (a small model's echo).
     static func echoes(_ text: String, request: String) -> Bool {
         let opening = SearchTerms.terms(of: request).prefix(6).joined(separator: " ")
-        return !opening.isEmpty && SearchTerms.terms(of: text).joined(separator: " ").contains(opening)
+        if !opening.isEmpty && SearchTerms.terms(of: text).joined(separator: " ").contains(opening) { return true }
+        // "Draft a message to Casimir asking for my tile cutter back" for "Draft a short message
+        // to …": it opens with the request's own verb and holds most of its words.
+        let asked = Set(SearchTerms.terms(of: request))
+        let first = { (s: String) in s.split(whereSeparator: { !$0.isLetter }).first.map { $0.lowercased() } ?? "" }
+        return !asked.isEmpty && first(text) == first(request) && Double(asked.intersection(SearchTerms.terms(of: text)).count) >= 0.7 * Double(asked.count)
     }
 
     /// The engine's plain draft of "Draft a message to NAME asking for X / asking him to X /
