@@ -96,9 +96,8 @@ extension RunExecutor {
         let original = manifest.document ?? manifest.request
         let document = DocumentShape.prepared(original)
         let sentences = Sentences.split(document)
-        // A summary's share is of the source as dropped (the prepared text leaves out headers,
-        // greetings and quote marks, so it may keep a little more of it).
-        let widening = min(1.5, Double(max(original.count, 1)) / Double(max(document.count, 1)))
+        // A summary's share is of the text it is chosen from: never over half the source.
+        let widening = 1.0
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
