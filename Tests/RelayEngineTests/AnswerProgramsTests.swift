@@ -372,6 +372,9 @@ import WorkspaceCore
         let table = "| Roofer | Price |\n|---|---|\n| Tamsin Roofing | 3,400 euros |\n| Northgate | 2,950 euros |\n"
         let rows = Sentences.split(DocumentShape.prepared(table)).map(RunExecutor.bare)
         #expect(rows == ["Tamsin Roofing: 3,400 euros", "Northgate: 2,950 euros"], "\(rows)")
+        let timetable = "| From Harwick | From Brill |\n|---|---|\n| 07:10 | 08:15 |\n"
+        #expect(Sentences.split(DocumentShape.prepared(timetable)).map(RunExecutor.bare) == ["From Harwick: 07:10; From Brill: 08:15"],
+                "a row of times is written with its header")
     }
 
     @Test func anEmailThreadsNewestMessageComesFirstAndItsQuotedRepliesAfterAsContext() {

@@ -42,7 +42,7 @@ enum DocumentShape {
             if Evidence.isTableRule(trimmed) { continue }
             // The header row (the row before a rule) says what the columns are: it heads the table once.
             if index + 1 < lines.count, Evidence.isTableRule(lines[index + 1].trimmingCharacters(in: .whitespaces)) { continue }
-            if let row = row(trimmed) { result.append(row) }
+            if let row = row(trimmed, header: header(ofRowAt: index, in: lines)) { result.append(row) }
         }
         return result.joined(separator: "\n")
     }
@@ -54,15 +54,36 @@ enum DocumentShape {
             let trimmed = lines[index].trimmingCharacters(in: .whitespaces)
             guard trimmed.hasPrefix("|"), !Evidence.isTableRule(trimmed),
                   !(index + 1 < lines.count && Evidence.isTableRule(lines[index + 1].trimmingCharacters(in: .whitespaces))) else { return nil }
-            return row(trimmed)
+            return row(trimmed, header: header(ofRowAt: index, in: lines))
         }
     }
 
-    /// "| Northgate | 2,950 | April |" as "- Northgate: 2,950, April".
-    static func row(_ trimmed: String) -> String? {
-        let cells = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "|")).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+    /// The header cells of the table the row at `index` is in (the row above its rule).
+    static func header(ofRowAt index: Int, in lines: [String]) -> [String]? {
+        var start = index
+        while start > 0, lines[start - 1].trimmingCharacters(in: .whitespaces).hasPrefix("|") { start -= 1 }
+        guard start + 1 < lines.count, start < index, Evidence.isTableRule(lines[start + 1].trimmingCharacters(in: .whitespaces)) else { return nil }
+        return cells(lines[start].trimmingCharacters(in: .whitespaces), keepingEmpty: true)
+    }
+
+    private static func cells(_ trimmed: String, keepingEmpty: Bool) -> [String] {
+        var inner = Substring(trimmed)
+        if inner.hasPrefix("|") { inner = inner.dropFirst() }
+        if inner.hasSuffix("|") { inner = inner.dropLast() }
+        let all = inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        return keepingEmpty ? all : all.filter { !$0.isEmpty }
+    }
+
+    /// "| Northgate | 2,950 | April |" as "- Northgate: 2,950, April". A row that opens with a
+    /// number or a time names no thing ("| 07:10 | 08:15 |" as "07:10: 08:15" says nothing): it
+    /// is written with its header, "- From Harwick: 07:10; From Brill: 08:15".
+    static func row(_ trimmed: String, header: [String]? = nil) -> String? {
+        let all = cells(trimmed, keepingEmpty: true)
+        let cells = all.filter { !$0.isEmpty }
         guard let first = cells.first else { return nil }
+        if first.first?.isNumber == true, let header, header.count == all.count, !header.contains(where: \.isEmpty) {
+            return "- " + zip(header, all).filter { !$0.1.isEmpty }.map { "\($0.0): \($0.1)" }.joined(separator: "; ")
+        }
         return "- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : "")
     }
 
