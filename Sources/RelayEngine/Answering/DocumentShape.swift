@@ -75,13 +75,15 @@ enum DocumentShape {
     }
 
     /// "| Northgate | 2,950 | April |" as "- Northgate: 2,950, April". A row that opens with a
-    /// number or a time names no thing ("| 07:10 | 08:15 |" as "07:10: 08:15" says nothing): it
+    /// number or a time (not a date) names no thing ("| 07:10 | 08:15 |" as "07:10: 08:15" says nothing): it
     /// is written with its header, "- From Harwick: 07:10; From Brill: 08:15".
     static func row(_ trimmed: String, header: [String]? = nil) -> String? {
         let all = cells(trimmed, keepingEmpty: true)
         let cells = all.filter { !$0.isEmpty }
         guard let first = cells.first else { return nil }
-        if first.first?.isNumber == true, let header, header.count == all.count, !header.contains(where: \.isEmpty) {
+        // (A date names its row well enough: "02 Jan: Holloway Lets - rent, 1,450.00".)
+        if first.first?.isNumber == true, Claims.extract(from: first).first?.kind != .date, let header, header.count == all.count,
+           !header.contains(where: \.isEmpty) {
             return "- " + zip(header, all).filter { !$0.1.isEmpty }.map { "\($0.0): \($0.1)" }.joined(separator: "; ")
         }
         return "- " + first + (cells.count > 1 ? ": " + cells.dropFirst().joined(separator: ", ") : "")

@@ -96,9 +96,11 @@ extension RunExecutor {
         let original = manifest.document ?? manifest.request
         let document = DocumentShape.prepared(original)
         let sentences = Sentences.split(document)
-        // A summary's share is of the text it is chosen from: never over half the source.
-        let widening = 1.0
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
+        // A summary's share is of the source as a reader sees it, never more. A table's text
+        // (pipes, rules, padded cells) is longer than what it says, and its rows are written out
+        // with their headers: the share shrinks by as much.
+        let widening = rows.isEmpty ? 1.0 : min(1.0, Double(Self.visibleLength(of: original)) / Double(max(document.count, 1)))
         guard !sentences.isEmpty else { return "" }
         let system = agent.systemPrompt + "\n\n" + Self.sentenceInstruction
         let where_ = manifest.triggerPath.map { " — \($0)" } ?? ""
@@ -163,6 +165,16 @@ extension RunExecutor {
         if groups.count > 1 { cuts.append("read \(document.count) characters in \(groups.count) chunks, one model call each") }
         let picked = Array(Set(chosen)).sorted()
         return picked.map { "- " + Self.bare(sentences[$0 - 1]) }.joined(separator: "\n")
+    }
+
+    /// The characters a reader sees of `text`: without a table's rules, pipes and padding.
+    static func visibleLength(of text: String) -> Int {
+        text.split(separator: "\n").reduce(0) { total, line in
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !Evidence.isTableRule(trimmed) else { return total }
+            let words = trimmed.split(whereSeparator: { $0 == "|" || $0.isWhitespace })
+            return total + words.reduce(0) { $0 + $1.count + 1 }
+        }
     }
 
     static let sentenceInstruction = """
