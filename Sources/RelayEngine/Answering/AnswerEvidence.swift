@@ -84,7 +84,7 @@ struct AnswerEvidence {
     /// is the answer, not the one it replaced.
     static let changeWords = ["instead", "moved to", "moves to", "move to", "moving to", "changed to", "changes to", "rescheduled",
                               "postponed", "brought forward", "new date", "new time", "now on", "now at", "now in", "has moved", "is now", "are now"]
-    /// Words of a question about a message itself ("When did Bettina write?"): only then does a
+    /// Words of a question about a message itself ("When did Odile write?"): only then does a
     /// mail header's date or name answer it — a header says when a message was sent, not when
     /// the dinner it is about takes place.
     static let mailWords: Set<String> = ["sent", "send", "wrote", "write", "written", "email", "emailed", "mail", "mailed", "message",
@@ -282,7 +282,7 @@ struct AnswerEvidence {
     /// "because", "so that"…); a line without what is asked for counts half and comes after.
     func evidence(of line: String, weights: [String: Double]) -> (fits: Bool, evidence: Double) {
         // A line that holds none of the names the question is about answers it only by chance
-        // ("Juno's partner is Teodor Brask, who paints boats" for "Who am I painting
+        // ("Ines's partner is Teodor Brask, who paints boats" for "Who am I painting
         // the Westgate shed with?": one shared verb): it counts half.
         let offTopic = !nameTerms.isEmpty && nameTerms.isDisjoint(with: SearchTerms.terms(of: Self.withoutPaths(line)))
         let judged = topicalEvidence(of: line, weights: weights)
@@ -309,7 +309,7 @@ struct AnswerEvidence {
             return (item.offset, item.element, judged)
         }
         // A thread's earlier message is superseded where the newer message of the same file holds
-        // a value of the kind asked ("I can offer you Friday 27 November instead" over the quoted
+        // a value of the kind asked ("we can do Thursday 4 June instead" over the quoted
         // "your booking … on Friday 20 November"): it ranks after every line that does.
         let answeredAnew = Set(judgedLines.filter { $0.2.fits && $0.1.quoted != true }.map(\.1.path))
         let superseded = { (line: RetrievedLine) in line.quoted == true && answeredAnew.contains(line.path) }

@@ -81,7 +81,7 @@ enum DocumentShape {
         let all = cells(trimmed, keepingEmpty: true)
         let cells = all.filter { !$0.isEmpty }
         guard let first = cells.first else { return nil }
-        // (A date names its row well enough: "02 Jan: Holloway Lets - rent, 1,450.00".)
+        // (A date names its row well enough: "02 Jan: Greenway Lets - rent, 950.00".)
         if first.first?.isNumber == true, Claims.extract(from: first).first?.kind != .date, let header, header.count == all.count,
            !header.contains(where: \.isEmpty) {
             return "- " + zip(header, all).filter { !$0.1.isEmpty }.map { "\($0.0): \($0.1)" }.joined(separator: "; ")
@@ -96,7 +96,7 @@ enum DocumentShape {
         return String(text)
     }
 
-    /// "Dear Idony,", "Hi all,", "Kind regards,", "Best,": a letter's greeting or sign-off, which
+    /// "Dear Sanne,", "Hi all,", "Kind regards,", "Best,": a letter's greeting or sign-off, which
     /// says nothing a reader of a summary looks for.
     static func isGreeting(_ line: String) -> Bool {
         let lowered = line.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: " ,.!"))

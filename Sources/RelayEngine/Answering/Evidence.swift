@@ -73,7 +73,7 @@ struct Evidence {
                 found[key] = RetrievedLine(path: path, line: index + 1, text: RunExecutor.bare(line), score: Self.structural)
             }
         }
-        // A task ticked off in other words ("[ ] pay the flour invoice", then "[x] Paid the flour
+        // A task ticked off in other words ("[ ] pay the paint invoice", then "[x] Paid the paint
         // invoice online"): done when a ticked line holds at least two of its words and half of them.
         func words(_ key: String) -> Set<String> { Set(key.split(separator: " ").map(String.init).filter { $0.first?.isLetter == true }) }
         let ticked = done.map(words)

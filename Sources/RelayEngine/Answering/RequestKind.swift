@@ -42,7 +42,7 @@ public struct RequestAnalysis: Sendable, Codable, Equatable {
     public var tasks: Bool = false
     /// How many items the request asks for ("three bullets", "top 5"); nil when it does not say.
     public var count: Int?
-    /// The words of what the request is about that no file of the workspace holds ("wifi",
+    /// The words of what the request is about that no file of the workspace holds ("alarm",
     /// "password"), found when its evidence was: the notes cannot speak of them.
     public var unknown: [String]?
 

@@ -108,7 +108,7 @@ enum RequestRules {
         ("email", .email), ("e-mail", .email), ("mail address", .email),
         ("phone", .phone), ("mobile number", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
         ("website", .url), ("web address", .url), ("url", .url), ("web page", .url), ("link to", .url),
-        // A reference of letters and digits ("HLM-40917"), not a quantity.
+        // A reference of letters and digits ("KX-5512"), not a quantity.
         ("confirmation number", .code), ("confirmation code", .code), ("booking number", .code), ("booking reference", .code),
         ("booking code", .code), ("reference number", .code), ("reference", .code), ("policy number", .code), ("order number", .code),
         ("flight number", .code), ("membership number", .code), ("tracking number", .code), ("error code", .code), ("code", .code),
@@ -128,7 +128,7 @@ enum RequestRules {
         ("where", .place),
         ("why", .reason), ("what reason", .reason), ("how come", .reason), ("how do", .reason), ("how does", .reason),
         ("how did", .reason), ("how can", .reason), ("how should", .reason), ("how to", .reason),
-        // "What does E17 mean?": a sentence that explains, like a reason.
+        // "What does F04 mean?": a sentence that explains, like a reason.
         ("mean", .reason), ("means", .reason), ("meaning of", .reason), ("stand for", .reason), ("stands for", .reason),
         // Without a question word that says, nouns of the value.
         ("deadline", .date), ("due", .date),
@@ -271,7 +271,7 @@ enum RequestRules {
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
         let found = valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
-        // "What's her number?", "Priya's number": a person's number is their phone number.
+        // "What's her number?", "Ines's number": a person's number is their phone number.
         if text.range(of: #" (her|his|their|your|[a-z]+'s) (phone |mobile )?number "#, options: .regularExpression) != nil { return .phone }
         // "Who should I call about the door? I need the number.": the phone number.
         if [" call ", " ring ", " phone "].contains(where: text.contains), text.contains(" number ") { return .phone }

@@ -28,7 +28,7 @@ enum Support {
         Set(SearchTerms.terms(of: question)).subtracting(askingWords).subtracting(kindWords).filter { $0.count >= 3 || $0.first?.isNumber == true }
     }
 
-    /// The words right after a possessive ("cat" in "What is Yusuf's cat called?").
+    /// The words right after a possessive ("dog" in "What is Bram's dog called?").
     static func possessed(in question: String) -> [String] {
         let words = question.replacingOccurrences(of: "’", with: "'").split(whereSeparator: { $0.isWhitespace }).map(String.init)
         return words.indices.dropLast().compactMap { index in
@@ -47,7 +47,7 @@ enum Support {
     /// Why `lines` (the evidence, best first) cannot answer `question`, or nil when they may:
     /// - a name the question holds is in no line ("Who is Zebedee Farrow?");
     /// - no line shares a word of what the question is about;
-    /// - the question asks for something of someone ("Yusuf's cat", "my neighbour's dog") and no
+    /// - the question asks for something of someone ("Bram's dog", "my neighbour's cat") and no
     ///   line speaks of that thing, though lines speak of its owner.
     /// How a gap for a name no line holds opens.
     static let unmentionedName = "no line of the workspace mentions"

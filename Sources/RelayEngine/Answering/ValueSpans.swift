@@ -34,7 +34,7 @@ enum ValueSpans {
     ]
     static let address = try! NSRegularExpression(pattern:
         #"\b\d{1,5}[a-zA-Z]?,? (?:[A-Z][\p{L}'-]+ ){0,4}(?:"# + streetWords.joined(separator: "|") + #")\b\.?(?:,? (?:[A-Z][\p{L}'-]+)(?: [A-Z][\p{L}'-]+)?)?(?: [A-Z0-9]{2,4} ?[0-9][A-Z]{2})?"#)
-    /// A reference of capitals and digits: "HLM-40917", "FH-2291", "NL 489", "E17", "#30412".
+    /// A reference of capitals and digits: "KX-5512", "BR-7730", "TR 215", "F04", "#30412".
     static let code = try! NSRegularExpression(pattern: #"\b[A-Z]{1,5}[- ]?\d{2,}(?:[-/][A-Z0-9]+)*\b|#\d{3,}\b"#)
     /// "14:30", "9.15", "9 am", "9:30 p.m.", "noon".
     static let time = try! NSRegularExpression(pattern: #"\b(?:[01]?\d|2[0-3])[:.][0-5]\d(?: ?[ap]\.?m\.?)?|\b(?:1[0-2]|0?[1-9]) ?[ap]\.?m\.?|\bnoon\b|\bmidnight\b"#,

@@ -71,7 +71,7 @@ enum NameWords {
         if lowered == "i" || lowered.hasPrefix("i'") { return nil }
         if DateValue.calendarWords.contains(lowered) || CommonWords.titles.contains(lowered) || ignoring.contains(lowered) { return nil }
         if text.count > 1, text == text.uppercased(), CommonWords.capitalArtifacts.contains(lowered) || CommonWords.contains(lowered) { return nil }
-        // A sentence of notes often opens with a past verb: "Gave Priya the keys", "Met Mira".
+        // A sentence of notes often opens with a past verb: "Gave Ines the keys", "Met Mira".
         if atStart && (CommonWords.contains(text) || SearchTerms.irregular[lowered] != nil) { return nil }
         return (initial ? text + "." : text, possessive || !(chunk.trailing.isEmpty || initial))
     }

@@ -102,7 +102,7 @@ extension RelayRunner {
         }
         guard !holds(first) || value == .place else { return ranked }
         // Each name the first line brings in, in turn, until one leads to such a line ("Ran 8 km
-        // with the Harriers. Amalie is organising the race": "Ran" leads nowhere, "Amalie" does).
+        // with the club. Odile is organising the race": "Ran" leads nowhere, "Odile" does).
         var found: [RetrievedLine] = []
         for name in Evidence.newNames(in: first.text, question: question, ignoring: ignoring).prefix(4) where found.isEmpty {
             let hop = WorkspaceSearch(workspace: workspace).lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded)
@@ -122,8 +122,8 @@ extension RelayRunner {
         return [first] + hopped + ranked.dropFirst().filter { line in !hopped.contains { $0.path == line.path && $0.line == line.line } }
     }
 
-    /// Arithmetic over things the request joins with "and" ("the fridge repair and the
-    /// bannetons"): each thing is searched for on its own, and the best line about it that
+    /// Arithmetic over things the request joins with "and" ("the boiler repair and the
+    /// new tiles"): each thing is searched for on its own, and the best line about it that
     /// holds an amount (or a date, for days between) comes first — kept whatever the model
     /// chooses. One search for the whole request finds lines about both words at once, seldom
     /// the two lines that hold the operands.
@@ -154,8 +154,8 @@ extension RelayRunner {
     static let retrievalPool = 3
 
     /// The whole list item a line belongs to when the item runs over several lines: a bullet
-    /// and the indented lines under it that carry no marker of their own ("- Hedda rang: the
-    /// party is on Saturday." / "  Coming: Yusuf and Amalie."). Either line alone misses half of
+    /// and the indented lines under it that carry no marker of their own ("- Odile rang: the
+    /// party is on Saturday." / "  Coming: Bram and Ines."). Either line alone misses half of
     /// what the item says. Nil when the line is no part of such an item, or the item is long.
     static func listItem(around number: Int, in lines: [String]) -> String? {
         let index = number - 1

@@ -41,15 +41,15 @@ struct SearchStatistics {
     /// no documents; a heading is none either, but its query terms count for the lines below it.
     mutating func add(file path: String, text: String, weight: Double) {
         var headingTerms: [Int] = []
-        // What the whole document is about — its file name and its title ("# Seeded rye loaf"):
-        // "How much salt goes in the seeded rye?" is about the line "14 g fine sea salt" of it.
+        // What the whole document is about — its file name and its title ("# Oat biscuits"):
+        // "How much butter goes in the oat biscuits?" is about the line "120 g butter" of it.
         let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ")
         var documentTerms = Set(SearchTerms.terms(of: name).filter { $0.first?.isNumber == false }.compactMap { index[$0] })
         var titled = false
         // The query terms of the list item a line may continue (an indented line without a
-        // marker of its own under "- Hedda rang: the party is on Saturday.").
+        // marker of its own under "- Odile rang: the party is on Saturday.").
         var itemTerms: [Int] = []
-        // The query terms of the header of the table a row is in ("| From Skerrin Island |"
+        // The query terms of the header of the table a row is in ("| From Lindow Pier |"
         // above "| 18:45 |"): a row is read with its header.
         var tableTerms: [Int] = []
         var previousWasTable = false

@@ -86,7 +86,7 @@ public struct WorkspaceSearch: Sendable {
 
     /// Of `terms` (search terms), those no searched line holds — not even a heading. The chats
     /// and the agents' journal are left out: they repeat the questions asked (a question about
-    /// the wifi password is no note of it).
+    /// the alarm code is no note of it).
     public func unknownTerms(_ terms: Set<String>, excluding: Set<String> = []) -> Set<String> {
         guard !terms.isEmpty, let entries = try? workspace.list(".", recursive: true) else { return [] }
         var missing = terms

@@ -83,14 +83,14 @@ extension RunExecutor {
     /// "The workspace does not say: …" when the run's evidence cannot answer the question at
     /// all (``Support/gap(question:lines:ignoring:)``), before a program looks for a value.
     func unsupported(by lines: [SourcedLine]) -> String? {
-        // A line is read with its heading and the name of its file ("harriers-committee-agenda.md").
+        // A line is read with its heading and the name of its file ("choir-committee-agenda.md").
         let pool = (manifest.retrieved ?? []).map { $0.withHeading + " — " + ($0.path as NSString).lastPathComponent.replacingOccurrences(of: "-", with: " ") }
         let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames)
         // A name no line mentions says it best ("no line of the workspace mentions Zebedee Farrow").
         if let gap, gap.hasPrefix(Support.unmentionedName) { return notFound(gap, closest: lines) }
         // What the request is about is not in the workspace: two of its words, and at least half
-        // of them, are in no file ("the wifi password at the bakery" where no note mentions
-        // wifi). One word alone may be the request's own ("my dentist appointment" where the
+        // of them, are in no file ("the alarm code at the workshop" where no note mentions
+        // alarm). One word alone may be the request's own ("my dentist appointment" where the
         // note says "Booked the dentist").
         let topic = Support.topicTerms(of: evidenceQuestion)
         if let unknown = manifest.analysis?.unknown.map(Set.init)?.intersection(topic), unknown.count >= 2, unknown.count * 2 >= topic.count {
@@ -200,7 +200,7 @@ extension RunManifest {
         var query = requestLead
         if let exchange = previousExchange, RequestRules.refersBack(requestLead) {
             let answer = exchange.answer.split(separator: "\n").first.map(String.init) ?? exchange.answer
-            // The value the previous answer gave ("Yusuf — “…”" gives Yusuf), else the names it holds.
+            // The value the previous answer gave ("Bram — “…”" gives Bram), else the names it holds.
             if let value = RunExecutor.renderedAnswer(answer)?.value {
                 query += " " + value
             } else {

@@ -50,7 +50,7 @@ extension RunExecutor {
         let line = lines[best.line]
         let which = ["lowest": "the lowest", "highest": "the highest", "earliest": "the earliest", "latest": "the latest"][operation.rawValue] ?? operation.rawValue
         let label = Self.label(of: line.text, without: best.shown)
-        // "Harl & Daughters — 4,320 crowns, …"; a row named by its whole text: the value first.
+        // "Kell & Sons — 3,100 euros, …"; a row named by its whole text: the value first.
         let head = label.hasPrefix("“") ? "\(best.shown) — \(label)" : "\(label) — \(best.shown)"
         return "\(head), \(which) of \(items.count) (\(line.source ?? "?"))"
     }
@@ -132,7 +132,7 @@ extension RunExecutor {
     /// What a compared line is about: a table row's first cell, else its first name, else the line.
     static func label(of line: String, without value: String) -> String {
         if let cell = cells(of: line)?.first?.value.trimmingCharacters(in: .whitespaces), !cell.isEmpty {
-            // A row named by its first cell ("Roofer: Harl & Daughters"); a row of times or
+            // A row named by its first cell ("Roofer: Kell & Sons"); a row of times or
             // numbers is named by the whole row.
             return cell.contains(value) || cell.first?.isNumber == true ? "“\(clip(line, 160))”" : cell
         }

@@ -96,8 +96,8 @@ extension RunExecutor {
             let open = amounts.filter { !used.contains("\($0.line):\($0.offset)") }
             let coverage = open.map { Support.coverage(of: topic, in: lines[$0.line].text) }
             guard let most = coverage.max(), most > 0 else { continue }
-            // Of the best line's amounts, the one nearest after the part's words ("Gristmill
-            // charges fl 34.75" in a line that gives Harbour Mills' price first).
+            // Of the best line's amounts, the one nearest after the part's words ("Northmill
+            // charges 34.75" in a line that gives Eastmill's price first).
             let candidates = open.indices.filter { coverage[$0] == most }.map { open[$0] }
             let amount = candidates.min { distance($0, topic, lines) < distance($1, topic, lines) }!
             used.insert("\(amount.line):\(amount.offset)")

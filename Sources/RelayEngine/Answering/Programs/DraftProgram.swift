@@ -19,7 +19,7 @@ extension RunExecutor {
                                "as an ai", "i cannot", "the request", "previous output", "original prompt", "the prompt", "your output"]
 
     /// Whether `text` speaks of what the request asks about: a draft that names none of the
-    /// request's own words but the addressee's ("Write a note to Bastiaan asking him to fix the
+    /// request's own words but the addressee's ("Write a note to Marek asking him to fix the
     /// back door lock" answered with good wishes for his work) is not the draft asked for.
     static func speaksOfPurpose(_ text: String, request: String, ignoring: Set<String>) -> Bool {
         let names = Set(Claims.extract(from: request, ignoring: ignoring).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
@@ -38,7 +38,7 @@ extension RunExecutor {
     static func echoes(_ text: String, request: String) -> Bool {
         let opening = SearchTerms.terms(of: request).prefix(6).joined(separator: " ")
         if !opening.isEmpty && SearchTerms.terms(of: text).joined(separator: " ").contains(opening) { return true }
-        // "Draft a message to Casimir asking for my tile cutter back" for "Draft a short message
+        // "Draft a message to Marek asking for my ladder back" for "Draft a short message
         // to …": it opens with the request's own verb and holds most of its words.
         let asked = Set(SearchTerms.terms(of: request))
         let first = { (s: String) in s.split(whereSeparator: { !$0.isLetter }).first.map { $0.lowercased() } ?? "" }

@@ -41,7 +41,7 @@ extension RunExecutor {
             }
         }
         if [.money, .number].contains(value) {
-            // "How much does Priya get paid?": an amount from a line about Priya, not any amount.
+            // "How much does Ines get paid?": an amount from a line about Ines, not any amount.
             let named = Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
             // (Or from the document named for it: "brill-ferry.html" for "the Brill ferry".)
             func about(_ line: SourcedLine) -> Set<String> {
@@ -66,7 +66,7 @@ extension RunExecutor {
             shown += time
         } else if value == .date, Claims.extract(from: chosen.piece).filter({ $0.kind == .date }).count == 1,
                   let time = ValueSpans.find(.time, in: chosen.piece).first, ValueSpans.find(.time, in: chosen.piece).count == 1 {
-            // The one time of the sentence that gives the one date ("Friday 27 November instead,
+            // The one time of the sentence that gives the one date ("Thursday 4 June instead,
             // … with the dinner starting at 19:30").
             shown += " at " + time
         }
@@ -75,7 +75,7 @@ extension RunExecutor {
             shown = address
         }
         if value == .person, let all = Self.coordinated(chosen.text, in: chosen.piece, ignoring: ignoredNames) {
-            // "Who have I invited?" — "Juno, Priya, Rafe and Leontine": every name of the list
+            // "Who have I invited?" — "Odile, Ines, Bram and Marek": every name of the list
             // the chosen one is in.
             shown = all
         }
@@ -84,8 +84,8 @@ extension RunExecutor {
         return "\(shown) — “\(Self.clip(quoted))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
     }
 
-    /// The names joined with `name` by commas and "and" in `piece` ("Juno, Priya, Rafe and
-    /// Leontine"), as written; nil when `name` stands alone.
+    /// The names joined with `name` by commas and "and" in `piece` ("Odile, Ines, Bram and
+    /// Marek"), as written; nil when `name` stands alone.
     static func coordinated(_ name: String, in piece: String, ignoring: Set<String>) -> String? {
         let bytes = Array(piece.utf8)
         let names = Claims.scan(piece, ignoring: ignoring).filter { $0.claim.kind == .name }
@@ -123,7 +123,7 @@ extension RunExecutor {
     /// who the first line named).
     func spanOptions(_ value: ValueKind, in lines: [SourcedLine], question: String) -> [(text: String, line: Int)] {
         let topic = Support.topicTerms(of: question)
-        // A question that names its subject ("Amalie's email") is answered from lines about it; one
+        // A question that names its subject ("Odile's email") is answered from lines about it; one
         // that only describes it ("the person I lent my drill to") also from lines about whom the
         // first line names (two hops).
         let namesItsSubject = Claims.extract(from: question, ignoring: ignoredNames).contains { $0.kind == .name }

@@ -15,8 +15,8 @@ extension RunExecutor {
         guard !about.isEmpty else { return notFound("no line found decides it", closest: lines) }
         let words = Set(RequestRules.words(of: manifest.requestLead))
         if !words.isDisjoint(with: Self.stillWords) {
-            // "Is the fridge still broken?": how things stand now — the newest note about it
-            // decides; one that says the state ended ("fixed the fridge") says no.
+            // "Is the boiler still broken?": how things stand now — the newest note about it
+            // decides; one that says the state ended ("fixed the boiler") says no.
             let newest = about.max { (Self.day(of: lines[$0].source) ?? "") < (Self.day(of: lines[$1].source) ?? "") }!
             let line = lines[newest]
             if about.count > 1, !words.isDisjoint(with: ["still", "anymore"]), Self.day(of: line.source) != nil,
