@@ -70,7 +70,7 @@ public struct RelayRunner: Sendable {
     /// shutdown; the run is `interrupted` and the daemon resumes it).
     public func execute(_ id: String, stopReason: @escaping @Sendable () -> String?, emit: @escaping @Sendable (RelayEvent) -> Void) async throws {
         let store = self.store
-        let manifest = try store.manifest(id)
+        var manifest = try store.manifest(id)
         guard let lease = try store.lease(manifest.id) else {
             throw RelayError(.busy, "run \(manifest.id) is being run by another process")
         }
@@ -88,8 +88,23 @@ public struct RelayRunner: Sendable {
             events.append(event)
             emit(event)
         }
-        let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models, logger: logger, emit: logged)
         do {
+            if let analysis = manifest.analysis, analysis.undecided == true {
+                // The grammar could not tell the kind: the model chooses it, and the evidence is
+                // gathered for that kind (KindChoice.swift).
+                let chooser = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models,
+                                          logger: logger, emit: logged)
+                if let kind = try await chooser.chooseKind() {
+                    manifest.analysis = analysis.chosen(kind, request: manifest.requestLead)
+                    manifest.retrieved = retrieve(for: manifest)
+                    noteUnknownWords(in: &manifest)
+                } else {
+                    manifest.analysis?.undecided = nil
+                }
+                try store.rewrite(manifest)
+            }
+            let executor = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models,
+                                       logger: logger, emit: logged)
             try await executor.execute()
             events.end(.done)
         } catch is CancellationError {

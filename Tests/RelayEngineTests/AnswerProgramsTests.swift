@@ -31,10 +31,11 @@ import WorkspaceCore
         """
 
     /// The scripted model: the first option of whatever grammar it is given; free text `writes`.
-    static func model(writes: String = "Thanks, see you soon.") -> TestModel {
+    static func model(writes: String = "Thanks, see you soon.", kind: RequestKind? = nil) -> TestModel {
         TestModel { request in
             let schema = request.options.responseSchema
             switch schema?.name {
+            case "kind" where kind != nil: return .text(#"{"kind": "\#(kind?.rawValue ?? "")"}"#)
             case "lines": return .text(#"{"lines": [1]}"#)
             case "answer":
                 let first = schema?.schema["properties"]?["answer"]?["enum"]?.arrayValue?.first?.stringValue ?? ""
@@ -89,6 +90,35 @@ import WorkspaceCore
         #expect(!answer.contains("window cleaner"), "ticked off in an earlier note: done")
         #expect(!answer.contains("flour invoice"), "ticked off in other words: done")
         #expect(events.contains { if case .note(let text) = $0 { return text.hasPrefix("Request kind: list") } else { return false } })
+    }
+
+    // MARK: The kind the grammar cannot tell
+
+    @Test func whereTheGrammarCannotTellTheModelChoosesTheKindOnceAndReplayAsksNothing() async throws {
+        let request = "The jobs I still have open"
+        #expect(RequestRules.analyse(request, today: "2026-11-27").undecided == true, "no question word, auxiliary or known imperative")
+        #expect(RequestRules.analyse("What is still on my to-do list?", today: "2026-11-27").undecided == nil, "the grammar tells a list")
+        let scratch = try Self.workspace(notes: [
+            Self.day(2): "# Notes\n\n- Jobs still open: call the vet about Pip.\n- Bought bread.\n",
+            Self.day(1): "# Notes\n\n- Jobs still open: renew the car insurance.\n",
+        ])
+        let model = Self.model(kind: .list)
+        let engine = scratch.engine(model)
+        let manifest = try engine.prepare(ask: request)
+        let events = try await scratch.run(engine, manifest.id)
+        let kindCalls = model.received.filter { $0.options.responseSchema?.name == "kind" }
+        #expect(kindCalls.count == 1)
+        #expect(kindCalls.first?.messages.last?.content.contains("- list: asks for every item") == true, "the kinds are offered with what each means")
+        #expect(events.contains { if case .note(let text) = $0 { return text.hasPrefix("Request kind: list — the model chose it") } else { return false } },
+                "the group chat shows the kind and who chose it")
+        let stored = try engine.store.manifest(manifest.id)
+        #expect(stored.analysis?.kind == .list && stored.analysis?.undecided == nil, "the chosen kind is kept in run.json")
+        let answer = GroundedRelayTests.finals(events).last ?? ""
+        #expect(answer.contains("call the vet about Pip") && answer.contains("renew the car insurance"), "answered as a list: \(answer)")
+
+        let report = try await engine.replay(manifest.id, into: scratch.base + "/replayed")
+        #expect(report.matches, "\(report.requests.filter { !$0.matches })")
+        #expect(!report.requests.contains { $0.what.contains("kind") }, "a replay reads the kind from run.json and asks nothing")
     }
 
     // MARK: Yes/no
@@ -227,6 +257,7 @@ import WorkspaceCore
         #expect(RunExecutor.plainDraft(for: "Draft a short message to Casimir asking for my tile cutter back before the weekend.", ignoring: [])
             == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")
         #expect(RunExecutor.isNoDraft("The user requested that I send a message to Casimir. [Vera's Output]: …"))
+        #expect(RunExecutor.isNoDraft("Hi Casimir,\n\n[User Request — Remy]:\nI will fix it. (Research/manual"), "the prompt's marker with an agent's name, a source cited as agents cite them")
         #expect(RunExecutor.echoes("Draft a message to Casimir asking for my tile cutter back before the weekend.",
                                    request: "Draft a short message to Casimir asking for my tile cutter back before the weekend."))
         #expect(!RunExecutor.echoes("Hi Casimir, could I have my tile cutter back before the weekend?",
@@ -365,6 +396,7 @@ import WorkspaceCore
     @Test func aReleaseNotesHeadingAndATableSurviveSentenceSplitting() {
         #expect(RunExecutor.bare("4.3 (12 October 2026)") == "4.3 (12 October 2026)")
         #expect(RunExecutor.bare("2. Fixed the login") == "Fixed the login")
+        #expect(RunExecutor.bare("**Total for May:** 40 euros") == "Total for May: 40 euros", "a bold lead leaves no marks behind")
         let notes = "# Changelog\n\n## 4.3 (12 October 2026)\n\n- Faster sync.\n\n## 4.2 (1 September 2026)\n\n- Dark mode.\n"
         let units = Sentences.split(DocumentShape.prepared(notes)).map(RunExecutor.bare)
         #expect(units.contains("4.3 (12 October 2026)"), "\(units)")

@@ -278,6 +278,31 @@ import WorkspaceCore
         #expect(context.contains("- [bridge](Research/bridge/summary.md): The Brindle bridge opened on 3 May 2026. · Oksana Pell led the build."))
     }
 
+    @Test func aLongTableDoesNotCrowdTheTotalsOutOfItsSummaryButAShortTableKeepsEveryRow() async throws {
+        func summary(of document: String) async throws -> String {
+            let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+            try scratch.write("Research/doc.md", document)
+            let hash = try scratch.workspace.hash("Research/doc.md").hex
+            // The model chooses nothing: what is kept is the engine's ranking within the share.
+            let model = TestModel([.text(#"{"sentences": []}"#), .text("A document.")])
+            let engine = scratch.engine(model)
+            let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/doc.md", hash: hash))
+            let events = try await scratch.run(engine, manifest.id)
+            return events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
+        }
+        var statement = "# Kestrel Bank statement, March\n\n| Date | Description | Paid out | Balance |\n|---|---|---|---|\n"
+        for day in 1...16 { statement += "| \(String(format: "%02d", day)) Mar | Card payment to shop number \(day) | \(day * 7).50 | \(3000 - day * 40).00 |\n" }
+        statement += "\nClosing balance on 31 March: 2,360.00 crowns. Your overdraft limit is 500 crowns.\n"
+        let long = try await summary(of: statement)
+        #expect(long.contains("Closing balance on 31 March: 2,360.00 crowns."), "the totals are kept: \(long)")
+        #expect(long.contains("overdraft limit is 500 crowns"), "\(long)")
+        let quotes = "# Roof quotes\n\nThree roofers came to look at the roof of the barn in the first week of June, after the storm took half of the tiles off the north side. "
+            + "Each of them climbed up, measured the slope and the gutters, and sent a written quote within a few days. All three can start before the end of the summer, "
+            + "and all three include taking the old tiles away and a ten-year guarantee on the work.\n\n| Roofer | Price |\n|---|---|\n| Tamsin Roofing | 3,400 crowns |\n| Northgate | 2,950 crowns |\n| Ashby & Daughters | 3,120 crowns |\n"
+        let short = try await summary(of: quotes)
+        for roofer in ["Tamsin Roofing", "Northgate", "Ashby & Daughters"] { #expect(short.contains(roofer), "every row of a short table: \(short)") }
+    }
+
     // MARK: Knowledge in context.md
 
     @Test func aKnowledgeLineAndAPersonsEditOfContextSavedDuringTheRunBothSurvive() async throws {

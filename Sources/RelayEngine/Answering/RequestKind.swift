@@ -45,6 +45,9 @@ public struct RequestAnalysis: Sendable, Codable, Equatable {
     /// The words of what the request is about that no file of the workspace holds ("alarm",
     /// "password"), found when its evidence was: the notes cannot speak of them.
     public var unknown: [String]?
+    /// The grammar could not tell the kind (no question word, auxiliary or known imperative
+    /// opens the request): the model chooses it before the agents run (`KindChoice.swift`).
+    public var undecided: Bool?
 
     public enum Operation: String, Sendable, Codable {
         case sum, difference, daysBetween = "days between", count

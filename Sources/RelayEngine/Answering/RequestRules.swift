@@ -238,7 +238,9 @@ enum RequestRules {
         if question || all.count != words.count {
             return RequestAnalysis(kind: .lookup, why: "a question with no question word: one value asked for")
         }
-        return RequestAnalysis(kind: .other, why: "no question word, auxiliary or known imperative opens it")
+        var undecided = RequestAnalysis(kind: .other, why: "no question word, auxiliary or known imperative opens it")
+        undecided.undecided = true
+        return undecided
     }
 
     /// "in total" of one amount ("What did the total come to?") is a lookup; a sum needs two

@@ -119,11 +119,18 @@ extension RunExecutor {
             // Sentences without a single fact (a bare heading, "Summary") are offered only when
             // the part has nothing else.
             var ranked = scored.filter { $0.score > 0 }.isEmpty ? scored.map(\.number) : scored.filter { $0.score > 0 }.map(\.number)
-            // A table's rows are its facts: every one goes first (a summary of a price list that
-            // leaves out a supplier is wrong).
-            ranked = ranked.filter { rows.contains(sentences[$0]) } + ranked.filter { !rows.contains(sentences[$0]) }
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
             let allowance = min(Double(groupCharacters), Double(groupCharacters) * Self.extractionShare * widening)
+            // A short table's rows are its facts: every one goes first (a summary of a price list
+            // that leaves out a supplier is wrong). A table too long to keep whole (a statement's
+            // forty transactions) is not summarised by its first rows: the prose around it goes
+            // first, because that is where its totals and terms are, then its richest rows.
+            let tableRows = ranked.filter { rows.contains(sentences[$0]) }
+            if !tableRows.isEmpty {
+                let prose = ranked.filter { !rows.contains(sentences[$0]) }
+                let whole = Double(tableRows.reduce(0) { $0 + sentences[$1].count }) <= allowance
+                ranked = whole ? tableRows + prose : prose + tableRows
+            }
             var fitting: [Int] = []
             var used = 0
             for number in ranked where fitting.isEmpty || Double(used + sentences[number].count) <= allowance {
@@ -237,7 +244,9 @@ extension RunExecutor {
     static func bare(_ sentence: String) -> String {
         // A hard-wrapped paragraph's sentence is one line in a bullet.
         let flat = sentence.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
-        var text = Substring(flat.trimmingCharacters(in: .whitespaces))
+        // Bold marks are emphasis, not text: "**Total:** 40" is "Total: 40" (the opening pair
+        // would be dropped below and the closing one left behind).
+        var text = Substring(flat.replacingOccurrences(of: "**", with: "").trimmingCharacters(in: .whitespaces))
         while let first = text.first, "#*->".contains(first) { text = text.dropFirst() }
         // "1. " and "2) " are list numbers; "4.3 (12 October 2026)" is a version, kept whole.
         if let dot = text.firstIndex(where: { !$0.isNumber }), dot != text.startIndex, [".", ")"].contains(text[dot]),

@@ -53,6 +53,18 @@ public struct RunStore: Sendable {
         }
     }
 
+    /// Writes run `manifest`'s changed manifest over its old one (atomically): once, before its
+    /// agents run, when the model has chosen an undecided request's kind.
+    func rewrite(_ manifest: RunManifest) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        do {
+            try StateFile.replace(directory(manifest.id) + "/run.json", with: Array(try encoder.encode(manifest)), durable: workspace.durable)
+        } catch let error as WorkspaceError {
+            throw RelayError(.io, "cannot record run \(manifest.id)'s request kind: \(error.message)", path: error.path, cause: error)
+        }
+    }
+
     /// The run made for a trigger ("relay|path|hash"), if any.
     func run(forTrigger key: String) -> String? {
         guard let bytes = try? StateFile.read(folder + "/by-trigger/" + ContentHash(of: key).hex) else { return nil }

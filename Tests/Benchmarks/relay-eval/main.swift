@@ -710,9 +710,13 @@ enum Scorer {
                 return !askedWords.isEmpty && first(text) == first(q)
                     && Double(askedWords.intersection(Claims.words(text)).count) >= 0.7 * Double(askedWords.count)
             } ?? false
-            hit = names && aboutIt && !echoes && precision.unsupported.isEmpty
+            // A message to a person holds no prompt markers ("[User Request — Remy]:") and cites
+            // no source as the agents do ("(Journal/user/…)"): such text is the agents' notes.
+            let lowered = text.lowercased()
+            let notes = ["[user request", "[previous agent", "(journal/", "(research/", "(context.md", "(chats/"].contains { lowered.contains($0) }
+            hit = names && aboutIt && !echoes && !notes && precision.unsupported.isEmpty
             if !names { why = "does not name whom it is for" } else if !aboutIt { why = "says nothing of what it was asked to say" }
-            else if echoes { why = "repeats the request" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
+            else if echoes { why = "repeats the request" } else if notes { why = "holds the prompt's markers or the agents' source citations, not a message" } else if !precision.unsupported.isEmpty { why = "invents \(precision.unsupported.joined(separator: ", "))" }
             short = Text.wordCount(text) <= maximumDraftWords
         case .notfound:
             let says = notFoundPhrases.contains { normalized.contains(Text.normalize($0)) }
@@ -2150,8 +2154,10 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
                         question: "Write a short note to Priya about the choir trip deposit").verdict == .wrong, "a request repeated with a word left out is wrong")
     check(score("Hi Priya, " + String(repeating: "I will send it soon, ", count: 30), draft).verdict == .tooLong, "a draft over 120 words is too long")
     check(score("Hey Priya, the deposit comes on Monday. Cheers, Odile", draft).verdict == .answered, "a greeting or sign-off before a name is not a name")
-    check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .answered,
-          "(known weakness) a quoted line naming the person passes as a draft: the rule checks grounding and the name, not that it is a message")
+    check(score("Priya Lanternfield — “Priya Lanternfield leads the choir.” (context.md:41)", draft).verdict == .wrong,
+          "a quoted line with its source is the agents' notes, not a draft")
+    check(score("Hi Priya,\n\n[User Request — Remy]:\nThe deposit goes out on Monday.", draft).verdict == .wrong,
+          "a draft holding the prompt's markers is wrong")
 
     // Not found: the words, nothing invented, no rejected value.
     let dentist = Expectation(kind: .lookup, accept: [["22", "October"]])

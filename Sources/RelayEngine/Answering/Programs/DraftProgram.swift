@@ -14,8 +14,10 @@ extension RunExecutor {
     static let generalInstruction = "Answer the request briefly and plainly from your own knowledge, in at most five short lines."
 
     /// Signs that a text is not a draft but the model speaking about its task: the prompt's
-    /// markers, talk of "the user" or of the agents, or far too long.
-    static let noDraftSigns = ["[user request]", "[previous agent", "output]:", "the user ", "the user's", "i was unable", "revision request",
+    /// markers ("[User Request — Remy]:" too), a source cited as the agents cite them (a message
+    /// to a person does not say "(Journal/user/…)"), talk of "the user" or of the agents, or far
+    /// too long.
+    static let noDraftSigns = ["[user request", "(journal/", "(research/", "(context.md", "(chats/", "[previous agent", "output]:", "the user ", "the user's", "i was unable", "revision request",
                                "as an ai", "i cannot", "the request", "previous output", "original prompt", "the prompt", "your output"]
 
     /// Whether `text` speaks of what the request asks about: a draft that names none of the
