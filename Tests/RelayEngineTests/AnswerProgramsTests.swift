@@ -193,6 +193,49 @@ import WorkspaceCore
         #expect(answer.hasPrefix("Northgate Roofers — 2,950 euros, the lowest of 3 (Research/roof-quotes.md:6)"), "\(answer)")
     }
 
+    @Test func theBiggestPaymentOutIsReadFromThePaidOutColumnEvenWhenTheFirstRowLeavesItEmpty() async throws {
+        let statement = """
+            # Kestrel Bank statement, March
+
+            | Date | Description | Paid out | Paid in | Balance |
+            |---|---|---|---|---|
+            | 01 Mar | Salary |  | 2,400.00 | 5,100.00 |
+            | 03 Mar | Brook Lets - rent, March | 1,150.00 |  | 3,950.00 |
+            | 09 Mar | Corner Grocers | 86.20 |  | 3,863.80 |
+
+            """
+        let scratch = try Self.workspace(files: ["Research/kestrel-statement.md": statement])
+        let (answer, _) = try await Self.ask("Which was the biggest payment out of the account in March?", in: scratch)
+        #expect(answer.hasPrefix("Brook Lets - rent, March — 1,150.00, the highest of 2"), "the Paid out column, named by its description: \(answer)")
+    }
+
+    @Test func theIngredientNeededMostIsTheLargestQuantityOfItsListInTheListsUnit() async throws {
+        let recipe = """
+            # Walnut loaf
+
+            Makes one loaf of about 900 g.
+
+            ## Ingredients
+
+            - 450 g strong white flour
+            - 2 tablespoons honey
+            - 300 g warm water
+            - 80 g walnuts, toasted
+
+            """
+        let scratch = try Self.workspace(files: ["Research/walnut-loaf.md": recipe])
+        let (answer, _) = try await Self.ask("Which ingredient does the walnut loaf need the most of?", in: scratch)
+        #expect(answer.hasPrefix("strong white flour — 450 g, the highest of 3 (Research/walnut-loaf.md:7)"),
+                "the list's items in grams, not the loaf's weight, not the tablespoons: \(answer)")
+    }
+
+    @Test func twoPricesInOneLineAreComparedEachNamedByItsClause() {
+        let line = RunExecutor.SourcedLine(text: "Pia from Holm Timber came by. Their price is 38.50 euros a sheet; Brackley charges 34.75 euros.",
+                                           source: "Journal/user/2026-11-20.md:3")
+        #expect(RunExecutor.clauseName(before: line.text.utf8.count - 12, in: line.text) == "Brackley")
+        #expect(RunExecutor.clauseName(before: 60, in: line.text) == "Holm Timber", "no name in its own clause: the sentence before names it")
+    }
+
     @Test func theLastFerryIsTheLatestTimeInTheColumnTheQuestionNamesOfTheDaysTable() async throws {
         let timetable = """
             # Brill ferry

@@ -386,7 +386,7 @@ struct AnswerEvidence {
                                      "kroner", "kronor", "krona", "pesos", "rupees", "cents", "pence", "zloty", "lei", "forint",
                                      "florins", "florin", "guilders", "chf", "sek", "nok", "dkk", "jpy", "cad", "aud", "nzd", "inr", "rand",
                                      "yuan", "rmb", "lira", "lire", "dinars", "dirhams", "riyals", "shillings", "marks", "baht", "won"]
-    /// Currency written before the amount ("fl 34.75", "EUR 12", "kr 200", "Rs 500").
+    /// Currency written before the amount ("fl 12.50", "EUR 12", "kr 200", "Rs 500").
     static let moneyBefore: Set<String> = ["fl", "ƒ", "eur", "usd", "gbp", "chf", "sek", "nok", "dkk", "kr", "rs", "inr", "jpy", "cad", "aud",
                                            "nzd", "r", "fr", "sfr"]
     static let distance: Set<String> = ["km", "kilometres", "kilometers", "kilometre", "kilometer", "miles", "mile", "metres", "meters", "metre", "meter", "m", "yards", "feet", "ft"]

@@ -125,7 +125,7 @@ enum DocumentShape {
             && label.split(separator: " ").count <= 4 && label.allSatisfy { $0.isLetter || $0 == " " || $0 == "-" || $0 == "'" || $0 == "(" || $0 == ")" }
     }
 
-    /// The number a clause opens with ("3.1" of "3.1 You pay the first 250 florins"), or nil.
+    /// The number a clause opens with ("3.1" of "3.1 You pay the first 300 crowns"), or nil.
     static func clauseNumber(_ line: String) -> String? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard let match = trimmed.range(of: #"^\d{1,2}(\.\d{1,2})+\.? +(?=[A-Z])"#, options: .regularExpression) else { return nil }

@@ -153,6 +153,35 @@ struct Evidence {
         }
     }
 
+    // MARK: Lists of quantities
+
+    /// Whether `line` is a list item that opens with a quantity: "- 450 g white flour", "2. 3 eggs".
+    static func isQuantityItem(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard let marker = trimmed.range(of: #"^([-*+]|\d{1,3}[.)]) "#, options: .regularExpression) else { return false }
+        return trimmed[marker.upperBound...].first?.isNumber == true
+    }
+
+    /// Every item of the list `line` belongs to that opens with a quantity, as the evidence
+    /// reads them (an ingredients list, a parts list); empty when `line` is no such item. The
+    /// list is the run of items around it, up to a blank line or a heading.
+    func quantityItems(around line: RetrievedLine) -> [RetrievedLine] {
+        let all = lines(of: line.path)
+        let index = line.line - 1
+        guard all.indices.contains(index), Self.isQuantityItem(all[index]) else { return [] }
+        func inList(_ text: String) -> Bool {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("#")
+        }
+        var start = index, end = index
+        while start > 0, inList(all[start - 1]) { start -= 1 }
+        while end + 1 < all.count, inList(all[end + 1]) { end += 1 }
+        return (start...end).filter { Self.isQuantityItem(all[$0]) }.map { number in
+            RetrievedLine(path: line.path, line: number + 1, text: RunExecutor.bare(all[number]), score: Self.structural,
+                          heading: Self.heading(above: number, in: all))
+        }
+    }
+
     // MARK: Two hops
 
     /// The names of `line` the question does not hold: "Lent my drill to Oskar Brandt" for

@@ -35,15 +35,43 @@ extension RelayRunner {
         let keep = wide ? max(count, Self.mostEvidence / 2) : count
         // More lines than are kept, so the ones that hold the answer can rise above the ones that
         // only name what the question is about (AnswerEvidence).
-        let found = WorkspaceSearch(workspace: workspace).lines(matching: query, context: previous,
+        // A comparison of prices is about every line that speaks of a price, in any of its words:
+        // "which timber yard is cheaper?" is answered by "Brackley charges 34.75 euros". Those words
+        // weigh as a previous message's do, less than the request's own.
+        let asksPrice = analysis?.kind == .compare && !Set(SearchTerms.terms(of: query)).isDisjoint(with: RunExecutor.moneyWords)
+        let found = WorkspaceSearch(workspace: workspace).lines(matching: query, context: previous ?? (asksPrice ? RunExecutor.moneyWordsText : nil),
                                                                 limit: keep * Self.retrievalPool, excluding: excluded)
         let widened = self.widened(found, evidence: evidence)
         let judge = AnswerEvidence(question: query, previous: previous, ignoring: ignoring, asked: analysis?.value?.asked)
         var ranked = judge.rerank(widened, keep: keep)
-        if analysis?.kind == .compare, let top = found.first(where: { $0.text.hasPrefix("|") }) {
-            // A comparison is over every row of the table the best line is in.
-            let rows = evidence.tableRows(around: top)
-            if rows.count >= 2 { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
+        if analysis?.kind == .compare {
+            // A comparison is over the things the best line is one of: every row of its table,
+            // every item of its list of quantities (an ingredients list). The best line is the
+            // search's best that holds a value to compare (the reranking is for one value: it
+            // favours lines with the question's own words, "most", over the list of amounts); a
+            // line that only names the topic does not decide.
+            let holding = widened.filter { line in Claims.extract(from: line.text).contains { $0.kind == .number || $0.kind == .date } }
+            // Among the best few, a line that holds two prices compares them itself ("Holm Timber
+            // ask 38.50 euros; Brackley charges 34.75 euros").
+            let comparing = asksPrice ? holding.prefix(8).first { RunExecutor.amounts(in: [.init(text: $0.text, source: nil)]).filter(\.isMoney).count >= 2 } : nil
+            // The first of the best three that is one of several (a row, an item of a list of
+            // amounts) decides: "Makes one loaf of 900 g" above the ingredients does not.
+            var rows: [RetrievedLine] = [], items: [RetrievedLine] = []
+            for best in holding.prefix(3) where rows.isEmpty && items.isEmpty {
+                rows = evidence.tableRows(around: best)
+                items = rows.count >= 2 ? [] : evidence.quantityItems(around: best)
+                if rows.count < 2 { rows = [] }
+                if items.count < 2 { items = [] }
+            }
+            if !rows.isEmpty {
+                // A table's rows are compared by the column the request names; other lines follow.
+                ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } }
+            } else if !items.isEmpty {
+                // A list of amounts is compared among its items only.
+                ranked = items
+            } else if let comparing {
+                ranked = [comparing] + ranked.filter { $0 != comparing }
+            }
         }
         if analysis?.kind == .lookup, let value = analysis?.value, value.isSpan {
             // An email address, a phone number…: the lines about the question's subject that hold
@@ -203,7 +231,7 @@ extension RelayRunner {
                 && !DocumentShape.isField(trimmed)
         }
         guard prose(lines[index]) else { return RunExecutor.bare(lines[index]) }
-        // A numbered clause ("3.1 You pay the first 250 florins …") starts a unit of its own.
+        // A numbered clause ("3.1 You pay the first 300 crowns …") starts a unit of its own.
         func startsClause(_ line: String) -> Bool { DocumentShape.clauseNumber(unquoted(line)) != nil }
         var start = index, end = index
         while start > 0, !startsClause(lines[start]), prose(lines[start - 1]) { start -= 1 }

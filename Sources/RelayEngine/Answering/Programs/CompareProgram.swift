@@ -12,6 +12,8 @@ extension RunExecutor {
         let operation = analysis.operation ?? .lowest
         let today = RelayRunner.today(manifest.localDate)
         var items: [(value: Double, shown: String, line: Int)] = []
+        // What each item is called, where the line alone does not say (two prices in one line).
+        var labels: [Int: String] = [:]
         if operation == .earliest || operation == .latest {
             // In time: a table's column of times or dates (the one the request names), else the
             // date of each line, else its time of day.
@@ -39,24 +41,42 @@ extension RunExecutor {
                 items.append((value, cell.value + Self.unit(inHeader: column), index))
             }
         } else {
-            // One amount per line: the first.
-            var seen: Set<Int> = []
-            for amount in Self.amounts(in: lines) where seen.insert(amount.line).inserted {
-                items.append((amount.value, amount.shown, amount.line))
+            let amounts = Self.amounts(in: lines)
+            if let first = amounts.first, amounts.filter({ $0.line == first.line && $0.isMoney == first.isMoney }).count >= 2 {
+                // The best line that holds a value holds several ("Holm Timber ask 38.50 euros;
+                // Brackley charges 34.75 euros"): they are compared, each named by its clause.
+                let text = lines[first.line].text
+                for amount in amounts where amount.line == first.line && amount.isMoney == first.isMoney {
+                    labels[items.count] = Self.clauseName(before: amount.offset, in: text)
+                    items.append((amount.value, amount.shown, amount.line))
+                }
+            } else {
+                // One amount per line, the first, of the unit most lines give ("650 g" is not
+                // compared with "2 tablespoons").
+                var seen: Set<Int> = []
+                let firsts = amounts.filter { seen.insert($0.line).inserted }
+                let units = Dictionary(grouping: firsts, by: { $0.unit ?? $0.prefix })
+                let common = units.max { $0.value.count != $1.value.count ? $0.value.count < $1.value.count : $0.key > $1.key }?.key
+                for amount in firsts where (amount.unit ?? amount.prefix) == common {
+                    items.append((amount.value, amount.shown, amount.line))
+                }
             }
         }
         guard items.count >= 2 else { return nil }
-        let best = [.lowest, .earliest].contains(operation) ? items.min { $0.value < $1.value }! : items.max { $0.value < $1.value }!
+        let bestIndex = [.lowest, .earliest].contains(operation) ? items.indices.min { items[$0].value < items[$1].value }!
+            : items.indices.max { items[$0].value < items[$1].value }!
+        let best = items[bestIndex]
         let line = lines[best.line]
         let which = ["lowest": "the lowest", "highest": "the highest", "earliest": "the earliest", "latest": "the latest"][operation.rawValue] ?? operation.rawValue
-        let label = Self.label(of: line.text, without: best.shown)
+        let label = labels[bestIndex] ?? Self.label(of: line.text, without: best.shown)
         // "Kell & Sons — 3,100 euros, …"; a row named by its whole text: the value first.
         let head = label.hasPrefix("“") ? "\(best.shown) — \(label)" : "\(label) — \(best.shown)"
         return "\(head), \(which) of \(items.count) (\(line.source ?? "?"))"
     }
 
     /// Words of a request for the lowest or highest price, and the headers of a price column.
-    static let moneyWords: Set<String> = Set(SearchTerms.terms(of: "cheap cheaper cheapest expensive dear dearest pricey priciest price cost costs pay quote fee"))
+    static let moneyWordsText = "cheap cheaper cheapest expensive dear dearer dearest pricey priciest price prices cost costs pay charge charges quote fee"
+    static let moneyWords: Set<String> = Set(SearchTerms.terms(of: moneyWordsText))
     static let moneyHeaders: Set<String> = Set(SearchTerms.terms(of: "price cost fee amount quote total rate charge sum"))
         .union(AnswerEvidence.money)
 
@@ -76,7 +96,11 @@ extension RunExecutor {
     static func column(for question: String, in lines: [SourcedLine], holding fits: (String) -> Bool = isAmount) -> String? {
         let rows = lines.compactMap { cells(of: $0.text) }
         guard rows.count >= 2 else { return nil }
-        let numeric = rows[0].map(\.header).filter { header in
+        // Every header of the rows, in order: a row leaves its empty cells out ("Paid in" has
+        // no "Paid out"), so the first row alone may lack the column asked about.
+        var headers: [String] = []
+        for row in rows { for cell in row where !headers.contains(cell.header) { headers.append(cell.header) } }
+        let numeric = headers.filter { header in
             rows.filter { row in row.contains { $0.header == header && fits($0.value) } }.count >= 2
         }
         let asked = Set(SearchTerms.terms(of: question))
@@ -129,8 +153,37 @@ extension RunExecutor {
         return " " + header[header.index(after: open)..<close]
     }
 
-    /// What a compared line is about: a table row's first cell, else its first name, else the line.
+    /// The name that says whose a value in `line` is: the last name before it in its clause
+    /// (clauses end at ";" and at sentences), else the last name before the clause ("Pia from
+    /// Holm Timber came by. Their price is 38.50 euros": Holm Timber); nil when none.
+    static func clauseName(before offset: Int, in line: String) -> String? {
+        let bytes = Array(line.utf8)
+        let head = String(decoding: bytes[..<min(offset, bytes.count)], as: UTF8.self)
+        let clauses = head.components(separatedBy: CharacterSet(charactersIn: ";.!?"))
+        for clause in clauses.reversed() {
+            if let name = Claims.extract(from: clause).last(where: { $0.kind == .name }) { return name.text }
+        }
+        return nil
+    }
+
+    /// What a compared line is about: a table row's first cell that names a thing (not a date,
+    /// not a number: a statement's "Description", not its "Date"), else its first name, else the
+    /// line; a list item of a quantity ("450 g strong white flour") is what follows the quantity.
     static func label(of line: String, without value: String) -> String {
+        if let row = cells(of: line) {
+            let named = row.first { cell in
+                let text = cell.value.trimmingCharacters(in: .whitespaces)
+                return text.first?.isLetter == true && Claims.extract(from: text).first.map { $0.kind == .date && $0.text.count >= text.count - 1 } != true
+            }
+            if let named, !named.value.contains(value), row.first?.value.first?.isNumber == true || row.first?.header == named.header {
+                return named.value.trimmingCharacters(in: .whitespaces)
+            }
+        }
+        if line.first?.isNumber == true, line.hasPrefix(value.split(separator: " ").first.map(String.init) ?? value) {
+            let rest = line.dropFirst(value.count).trimmingCharacters(in: .whitespaces)
+            let thing = rest.split(separator: ",", maxSplits: 1).first.map(String.init) ?? rest
+            if thing.contains(where: \.isLetter) { return thing.trimmingCharacters(in: .whitespaces) }
+        }
         if let cell = cells(of: line)?.first?.value.trimmingCharacters(in: .whitespaces), !cell.isEmpty {
             // A row named by its first cell ("Roofer: Kell & Sons"); a row of times or
             // numbers is named by the whole row.

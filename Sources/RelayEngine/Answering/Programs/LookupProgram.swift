@@ -30,7 +30,7 @@ extension RunExecutor {
         var fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
         if value == .money {
-            // An amount of money says so: a currency sign or word ("42 florins", "fl 34.75", "€12"),
+            // An amount of money says so: a currency sign or word ("42 crowns", "kr 34.75", "€12"),
             // not a bare number ("the 26th").
             // With no amount said to be money, a bare number of a sentence about the question
             // ("the rent is 950 a month") still may be — an ordinal ("the 26th") is not.
