@@ -270,6 +270,25 @@ import WorkspaceCore
 
     // MARK: Summarise
 
+    @Test func aSummaryOfADocumentTheRequestNamesIsMadeOfThatDocumentsSummary() async throws {
+        let summary = "The lease of the flat at 4 Mill Row, from 1 May 2026.\n\n- The rent is 900 crowns a month, paid on the 1st.\n"
+            + "- The deposit is 1,800 crowns.\n- Either side may end it with two months' notice.\n"
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Read the lease again before signing.\n- Rent day reminder set.\n"],
+                                         files: ["Research/mill-row-lease.md": "# Lease: 4 Mill Row\n\n1. The rent is 900 crowns a month.\n",
+                                                 "Research/mill-row-lease/summary.md": summary,
+                                                 "Research/boiler-manual.md": "# Boiler manual\n\nBleed the radiators in autumn.\n"])
+        for request in ["Sum up the lease for me", "What is the Mill Row lease about?"] {
+            let (answer, _) = try await Self.ask(request, in: scratch)
+            #expect(answer.contains("The rent is 900 crowns a month, paid on the 1st. (Research/mill-row-lease/summary.md:3)"), "\(request): \(answer)")
+            #expect(answer.contains("The deposit is 1,800 crowns."), "\(answer)")
+            #expect(!answer.contains("Journal/user"), "lines that merely share a word with the request are not its summary: \(answer)")
+        }
+        let evidence = Evidence(workspace: scratch.workspace)
+        #expect(evidence.document(namedBy: Set(SearchTerms.terms(of: "boiler"))) == "Research/boiler-manual.md")
+        #expect(evidence.document(namedBy: Set(SearchTerms.terms(of: "manual lease"))) == nil, "a tie names no document")
+        #expect(evidence.document(namedBy: Set(SearchTerms.terms(of: "garden shed lease"))) == nil, "one word of three names no document")
+    }
+
     @Test func myWeekIsSummarisedFromFiveDatedNotesADayABullet() async throws {
         var notes: [String: String] = [:]
         let done = ["Repotted the fig tree.", "Met Mira for lunch at the Lantern cafe.", "Fixed the bike's brakes.", "Paid the rent of 950 euros.",

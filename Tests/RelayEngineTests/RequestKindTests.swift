@@ -149,6 +149,12 @@ import Testing
         #expect(RequestRules.analyse("Summarise my week", today: Self.today).count == nil)
     }
 
+    @Test func whatAThingIsAboutAsksForASummaryOfIt() {
+        #expect(Self.kind("What is the lease about?") == .summarise)
+        #expect(Self.kind("What's the email thread with the garage about?") == .summarise)
+        #expect(Self.kind("What is the film about the river called?") == .lookup, "about in the middle: a value asked for")
+    }
+
     @Test func theKindAndWhyAreShownInOneLine() {
         let shown = RequestRules.analyse("Did I pay the plumber?", today: Self.today).shown
         #expect(shown == "Request kind: yes/no — opens with “did”: a yes/no question")

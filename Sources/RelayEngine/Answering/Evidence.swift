@@ -153,6 +153,43 @@ struct Evidence {
         }
     }
 
+    // MARK: A document the request names
+
+    /// The document of `Research/` a request names ("sum up the traders' newsletter", "what is
+    /// the lease about?"): the one whose file name and title hold the most of the request's
+    /// topic words, at least half of them and more than any other; nil when none or a tie.
+    func document(namedBy topic: Set<String>) -> String? {
+        guard !topic.isEmpty, let entries = try? workspace.list("Research", recursive: true) else { return nil }
+        var best: (path: String, shared: Int)?
+        var tied = false
+        for entry in entries where entry.kind == .file {
+            let name = (entry.path as NSString).lastPathComponent
+            // The engine's own summaries and notes are about a document, not one.
+            guard !name.hasPrefix("."), name != "README.md", !entry.path.hasSuffix("/summary.md"),
+                  entry.path.split(separator: "/").count == 2 else { continue }
+            let stem = (name as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+            let title = lines(of: entry.path).first { $0.hasPrefix("# ") } ?? ""
+            let shared = topic.intersection(SearchTerms.terms(of: stem + " " + title)).count
+            guard shared > 0 else { continue }
+            if shared > best?.shared ?? 0 { best = (entry.path, shared); tied = false } else if shared == best?.shared { tied = true }
+        }
+        guard let best, !tied, 2 * best.shared >= topic.count else { return nil }
+        return best.path
+    }
+
+    /// What a summary of document `path` is made of: the summary the research relay wrote of it
+    /// (`Research/<name>/summary.md`), its lines in order; else the document's own statements,
+    /// at most `limit`.
+    func summaryLines(of path: String, limit: Int) -> [RetrievedLine] {
+        let summary = (path as NSString).deletingPathExtension + "/summary.md"
+        let source = (try? workspace.resolve(summary).exists) == true ? summary : path
+        return lines(of: source).enumerated().compactMap { index, line -> RetrievedLine? in
+            let text = RunExecutor.bare(line)
+            guard Self.isStatement(line), !text.isEmpty else { return nil }
+            return RetrievedLine(path: source, line: index + 1, text: text, score: Self.structural)
+        }.prefix(limit).map { $0 }
+    }
+
     // MARK: Lists of quantities
 
     /// Whether `line` is a list item that opens with a quantity: "- 450 g white flour", "2. 3 eggs".

@@ -28,6 +28,8 @@ enum RequestRules {
                                             "card", "thank-you", "reminder", "post", "answer", "response", "apology", "request", "sms"]
 
     /// Openings and phrases of a request for a summary.
+    /// The words of asking for a summary, as search terms: not what the summary is about.
+    static let summaryTerms: Set<String> = Set(SearchTerms.terms(of: "summarise summarize summary sum up recap outline overview digest gist main key points rundown round-up roundup review about thread"))
     static let summaryOpenings: Set<String> = ["summarise", "summarize", "recap", "outline", "overview", "digest"]
     static let summaryPhrases: [String] = [
         "sum up", "a summary", "an overview", "what did i do", "what have i done", "what happened", "how was my", "catch me up",
@@ -204,6 +206,10 @@ enum RequestRules {
         }
         if let phrase = summaryPhrases.first(where: { text.contains(" \($0) ") }) {
             return RequestAnalysis(kind: .summarise, why: "“\(phrase)” asks for a summary")
+        }
+        // "What is the lease about?": what a thing is about is a summary of it.
+        if first == "what", words.count >= 4, ["is", "was", "are", "were"].contains(words[1]), words.last == "about" {
+            return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) … about”: a summary of it")
         }
         if let found = computePhrases.first(where: { text.contains(" \($0.phrase) ") }),
            found.operation != .sum || hasTwoAmounts(text) {

@@ -21,6 +21,10 @@ extension RelayRunner {
             if let days = analysis?.days {
                 let lines = evidence.noteLines(in: days)
                 if !lines.isEmpty { return Array(lines.prefix(Self.mostEvidence)) }
+            } else if let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead).subtracting(RequestRules.summaryTerms)) {
+                // "Sum up the lease": the document's summary, not lines that share a word with it.
+                let lines = evidence.summaryLines(of: document, limit: Self.mostEvidence)
+                if !lines.isEmpty { return lines }
             }
         default:
             break

@@ -14,7 +14,9 @@ extension RunExecutor {
         }
         let days = lines.map { line in line.source.flatMap { DayWords.day(ofNote: String($0.prefix { $0 != ":" })) } }
         let dayCount = Set(days.compactMap { $0 }).count
-        let limit = analysis.count.map { max($0, 1) } ?? max(3, min(2 * max(dayCount, 1), 8))
+        // A document's summary ("sum up the lease"), all from one file: five of its lines.
+        let oneDocument = dayCount == 0 && Set(lines.compactMap { $0.source.map { String($0.prefix { $0 != ":" }) } }).count == 1
+        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : max(3, min(2 * max(dayCount, 1), 8)))
         let ranked = Self.ranked(Array(lines.indices), sentences: lines.map(\.text), ignoring: ignoredNames).map(\.number)
         var chosen: [Int]
         if lines.count > limit {
