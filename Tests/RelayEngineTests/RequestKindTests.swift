@@ -149,6 +149,14 @@ import Testing
         #expect(RequestRules.analyse("Summarise my week", today: Self.today).count == nil)
     }
 
+    @Test func aPluralAfterWhichOrWhatAsksForEveryItem() {
+        #expect(Self.kind("Which people have I lent things to?") == .list)
+        #expect(Self.kind("What books did I order from the shop?") == .list)
+        #expect(Self.kind("What hours is the library open on Sundays?") == .lookup, "a plural of time asks for one span")
+        #expect(Self.kind("What does E12 on the boiler mean?") == .lookup, "an auxiliary is no plural")
+        #expect(Self.kind("Which address did Oskar give?") == .lookup)
+    }
+
     @Test func whatAThingIsAboutAsksForASummaryOfIt() {
         #expect(Self.kind("What is the lease about?") == .summarise)
         #expect(Self.kind("What's the email thread with the garage about?") == .summarise)

@@ -232,6 +232,12 @@ enum RequestRules {
         if let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
             return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")
         }
+        // "Which people have I lent things to?", "What books did I order?": a plural asked for
+        // is every item that matches. (Plurals of time — "what hours", "what times" — ask for one
+        // span.)
+        if ["which", "what"].contains(first), words.count >= 3, isPlural(words[1]), !auxiliaries.contains(words[1]) {
+            return RequestAnalysis(kind: .list, why: "“\(first) \(words[1])”: a plural, every item asked for")
+        }
         if let phrase = valueQuestionOpenings.first(where: { opening.hasPrefix(" \($0) ") }), value(asked: text).isSpan {
             return RequestAnalysis(kind: .lookup, why: "“\(phrase) …”: asks for the value, not yes or no")
         }
@@ -247,6 +253,16 @@ enum RequestRules {
         var undecided = RequestAnalysis(kind: .other, why: "no question word, auxiliary or known imperative opens it")
         undecided.undecided = true
         return undecided
+    }
+
+    /// Plural nouns that ask for every item; those of time ask for one span.
+    static let irregularPlurals: Set<String> = ["people", "children", "men", "women", "folk", "staff"]
+    static let pluralsOfTime: Set<String> = ["hours", "times", "minutes", "seconds", "days", "weeks", "months", "years", "dates"]
+
+    static func isPlural(_ word: String) -> Bool {
+        if irregularPlurals.contains(word) { return true }
+        guard word.count >= 4, word.hasSuffix("s"), !pluralsOfTime.contains(word) else { return false }
+        return !["ss", "us", "is", "'s"].contains { word.hasSuffix($0) }
     }
 
     /// "in total" of one amount ("What did the total come to?") is a lookup; a sum needs two

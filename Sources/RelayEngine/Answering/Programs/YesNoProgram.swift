@@ -42,7 +42,7 @@ extension RunExecutor {
     ]
 
     /// Words of a question about how things stand now.
-    static let stillWords: Set<String> = ["still", "anymore", "now", "yet"]
+    static let stillWords: Set<String> = ["still", "anymore", "now", "yet", "again", "currently"]
     /// Words of a line saying a state has ended: a thing broken is fixed, a thing lent is back,
     /// a bill owed is paid, a thing lost is found.
     static let endedWords: Set<String> = Set(SearchTerms.terms(of: """
