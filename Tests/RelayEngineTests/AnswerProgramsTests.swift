@@ -236,6 +236,25 @@ import WorkspaceCore
         #expect(RunExecutor.clauseName(before: 60, in: line.text) == "Holm Timber", "no name in its own clause: the sentence before names it")
     }
 
+    @Test func aCSVIsReadAsItsTableAndARowIsCitedByItsLineInTheFile() async throws {
+        let csv = "\u{FEFF}\"date\",\"market\",\"jars_sold\",\"takings\"\r\n\"2027-05-08\",\"Square, north side\",\"18\",\"63.00\"\r\n"
+            + "\"2027-05-15\",\"The \"\"Food\"\" Fair\",\"41\",\"143.50\"\r\n\"2027-05-22\",\"Square, north side\",\"24\",\"84.00\"\r\n"
+        #expect(CSVTable.markdown(String(csv.dropFirst())) == """
+            | date | market | jars sold | takings |
+            |---|---|---|---|
+            | 2027-05-08 | Square, north side | 18 | 63.00 |
+            | 2027-05-15 | The "Food" Fair | 41 | 143.50 |
+            | 2027-05-22 | Square, north side | 24 | 84.00 |
+
+            """)
+        #expect(CSVTable.markdown("just one column\nand another line\n") == nil, "no table: plain text")
+        #expect(CSVTable.markdown("a,b\n\"open,quote\n") == nil, "an open quote: plain text")
+        let scratch = try Self.workspace(files: ["Research/takings.csv": csv])
+        let (answer, _) = try await Self.ask("Which market took the most?", in: scratch)
+        #expect(answer.hasPrefix("The \"Food\" Fair — "), "\(answer)")
+        #expect(answer.contains("(Research/takings.csv:3)"), "the row's line in the file, not in its table: \(answer)")
+    }
+
     @Test func theLastFerryIsTheLatestTimeInTheColumnTheQuestionNamesOfTheDaysTable() async throws {
         let timetable = """
             # Brill ferry

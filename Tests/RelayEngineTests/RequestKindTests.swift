@@ -157,6 +157,12 @@ import Testing
         #expect(Self.kind("Which address did Oskar give?") == .lookup)
     }
 
+    @Test func aSuperlativeThatEndsTheQuestionCompares() {
+        #expect(Self.kind("Which market took the most?") == .compare)
+        #expect(Self.kind("Who paid the least?") == .compare)
+        #expect(Self.kind("What did I do last?") != .compare, "no “the”: a time, not a pick among things")
+    }
+
     @Test func whatAThingIsAboutAsksForASummaryOfIt() {
         #expect(Self.kind("What is the lease about?") == .summarise)
         #expect(Self.kind("What's the email thread with the garage about?") == .summarise)

@@ -281,6 +281,8 @@ enum RequestRules {
         // "the last ferry", "my first appointment": one of several things, picked by its place;
         // not "the last time", "last week", "the last few days".
         let words = text.split(separator: " ").map(String.init)
+        // "Which market took the most?", "Who paid the least?": the superlative ends the question.
+        if words.count >= 3, words.last == phrase, words[words.count - 2] == "the", ["which", "who", "what"].contains(words[0]) { return true }
         return words.indices.dropFirst().dropLast().contains { index in
             words[index] == phrase && ["the", "my", "our"].contains(words[index - 1]) && !periodWords.contains(words[index + 1])
         }

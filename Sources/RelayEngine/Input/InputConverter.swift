@@ -79,6 +79,9 @@ enum InputConverter {
             return .skipped("\(path) is not UTF-8 text (\(kind(of: bytes, ext: ext)))")
         }
         let truncated = bytes.count == readLimit ? "only the first \(readLimit >> 20) MiB read" : nil
+        if CSVTable.isTable(path), truncated == nil, let table = CSVTable.markdown(text, separator: ext == "tsv" ? "\t" : ",") {
+            return .text(table, note: nil)
+        }
         return .text(text, note: truncated)
     }
 

@@ -9,6 +9,16 @@ extension RelayRunner {
     /// as the roster's most retrieving agent takes (more for a list, a summary, a comparison);
     /// nil when none retrieves. Read once, at the start, so resume and replay see the same lines.
     func retrieve(for manifest: RunManifest) -> [RetrievedLine]? {
+        // A CSV is read as its Markdown table, whose rule line the file does not have: a row is
+        // cited by its line in the file.
+        retrieveLines(for: manifest)?.map { line in
+            var line = line
+            if CSVTable.isTable(line.path), line.line > 2 { line.line -= 1 }
+            return line
+        }
+    }
+
+    private func retrieveLines(for manifest: RunManifest) -> [RetrievedLine]? {
         let count = manifest.roster.compactMap(\.retrieve).max() ?? 0
         guard count > 0, !manifest.skipped else { return nil }
         let analysis = manifest.analysis
@@ -29,7 +39,14 @@ extension RelayRunner {
         default:
             break
         }
-        let previous = manifest.previousExchange?.message
+        // A follow-up is read with the previous question and the value its answer gave, both
+        // weighing less than its own words: "it" in "When does it close?" after "Which bank is
+        // the account with?" — "Kestrel Bank" is the bank; after "Which company makes the
+        // kettle?" — "How much does it cost?", the kettle is. Both are there; the lines decide.
+        let previous = manifest.previousExchange.map { exchange in
+            [exchange.message, RunExecutor.renderedAnswer(exchange.answer.split(separator: "\n").first.map(String.init) ?? "")?.value]
+                .compactMap { $0 }.joined(separator: " ")
+        }
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"])
         // "What is his email address?": the person is the one the previous answer named.
         let query = manifest.searchQuery(ignoring: ignoring)

@@ -4,7 +4,8 @@ import WorkspaceCore
 /// The text of a workspace file as the search and the evidence read it. A Markdown or text file
 /// is its own text. A document dropped as PDF, HTML, DOCX, ODT, EPUB or RTF is read through
 /// `InputConverter` (the same conversion its summary was made from), so a question about an HTML
-/// timetable finds the timetable's rows, not only what its summary kept.
+/// timetable finds the timetable's rows, not only what its summary kept. A CSV is read as its
+/// Markdown table (`CSVTable`).
 ///
 /// A conversion runs once per content: its text is kept in `.relay/cache/text/<SHA-256>.md`,
 /// named by the bytes converted, so an edited document is converted again and an unchanged one
@@ -28,8 +29,12 @@ struct SourceText {
     func text(of path: String) -> String? {
         guard let bytes = try? workspace.read(path) else { return nil }
         guard Self.isConverted(path) else {
-            guard !bytes.contains(0) else { return nil }
-            return String(validating: bytes, as: UTF8.self)
+            guard !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) else { return nil }
+            // A CSV is read as its table (cheap: no cache).
+            if CSVTable.isTable(path), let table = CSVTable.markdown(text, separator: path.lowercased().hasSuffix(".tsv") ? "\t" : ",") {
+                return table
+            }
+            return text
         }
         let cached = workspace.layout.state + "/cache/text/" + ContentHash(of: bytes).hex + ".md"
         if let kept = try? StateFile.read(cached) { return String(decoding: kept, as: UTF8.self) }

@@ -110,8 +110,8 @@ public struct WorkspaceSearch: Sendable {
         guard let name = components.last?.lowercased(), !components.contains(where: { $0.hasPrefix(".") }),
               !name.hasPrefix("readme.") && name != "readme" else { return nil }
         if path == "context.md" { return 1 }
-        // A dropped PDF, HTML page, DOCX… counts as its text (`SourceText`).
-        let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown") || SourceText.isConverted(name)
+        // A dropped PDF, HTML page, DOCX… counts as its text, a CSV as its table (`SourceText`).
+        let textual = name.hasSuffix(".md") || name.hasSuffix(".txt") || name.hasSuffix(".markdown") || SourceText.isConverted(name) || CSVTable.isTable(name)
         switch components.first {
         // The agents' journal is mostly Relay's own log of runs ("10:07 research on …"): it
         // names every file it worked on, so it would outrank the files themselves.
