@@ -85,11 +85,15 @@ struct Evidence {
     }
 
     /// What a task is, without its marker, so "- [ ] call the vet" and "- [x] call the vet" meet.
+    /// The words of how a task is written, and an aside in brackets ("(about 58 euros worth)"),
+    /// are not what it is: "need to call the insurer about the cream (about 58 euros)" and
+    /// "[x] Rang the insurer about the cream" are one task.
     static func taskKey(_ line: String) -> String {
         var text = line.lowercased()
-        for marker in ["[ ]", "[x]", "todo:", "todo", "to do:", "to-do:", "done:", "(done)", "~~", "✓", "✔"] {
+        for marker in ["[ ]", "[x]", "todo:", "todo", "to do:", "to-do:", "done:", "(done)", "~~", "✓", "✔"] + openTaskMarkers.filter({ $0.hasSuffix(" ") }) {
             text = text.replacingOccurrences(of: marker, with: " ")
         }
+        text = text.replacingOccurrences(of: #"\([^)]*\)"#, with: " ", options: .regularExpression)
         return SearchTerms.terms(of: text).joined(separator: " ")
     }
 
