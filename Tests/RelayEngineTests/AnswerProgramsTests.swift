@@ -324,6 +324,15 @@ import WorkspaceCore
         #expect(bullets.first?.hasPrefix("- \(DayWords.shown(Self.day(4))): Finished the quarterly report.") == true, "oldest day first: \(answer)")
     }
 
+    @Test func aQuietDayIsNotCrowdedOutOfTheWeekByBusyOnes() async throws {
+        let busy = (1...6).map { "- Paid invoice \($0) of \(100 + $0) euros on \($0) May at 1\($0):00.\n" }.joined()
+        let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n" + busy, Self.day(1): "# Notes\n\n" + busy.replacingOccurrences(of: "invoice", with: "bill"),
+                                                 Self.day(0): "# Notes\n\n- Walked by the river with Mira.\n"])
+        let (answer, _) = try await Self.ask("Summarise my week", in: scratch)
+        #expect(answer.contains("Walked by the river with Mira."), "every day has its best line: \(answer)")
+        #expect(answer.split(separator: "\n").count == 3, "\(answer)")
+    }
+
     // MARK: Draft
 
     @Test func aDraftKeepsWhatTheNotesHoldAndLosesTheNameItInvented() async throws {

@@ -16,15 +16,24 @@ extension RunExecutor {
         let dayCount = Set(days.compactMap { $0 }).count
         // A document's summary ("sum up the lease"), all from one file: five of its lines.
         let oneDocument = dayCount == 0 && Set(lines.compactMap { $0.source.map { String($0.prefix { $0 != ":" }) } }).count == 1
-        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : max(3, min(2 * max(dayCount, 1), 8)))
+        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : max(3, dayCount, min(2 * max(dayCount, 1), 8)))
         let ranked = Self.ranked(Array(lines.indices), sentences: lines.map(\.text), ignoring: ignoredNames).map(\.number)
         var chosen: [Int]
         if lines.count > limit {
             let offered = Array(ranked.prefix(limit * 2))
             let picked = try await chooseSeveral(step, agent: agent, options: offered.map { lines[$0].text }, most: limit,
                                                  question: "Choose the lines a summary must keep (at most \(limit)).", kept: [], restored: restored, tally: &tally)
-            chosen = picked.map { offered[$0] }
-            for index in ranked where chosen.count < limit && !chosen.contains(index) { chosen.append(index) }
+            // Every day of the notes gets its best line first: a summary of a week that leaves a
+            // day out is wrong, however much the other days hold.
+            chosen = []
+            if dayCount > 1 {
+                for day in Set(days.compactMap { $0 }).sorted() {
+                    if let best = ranked.first(where: { days[$0] == day }) { chosen.append(best) }
+                }
+            }
+            for index in picked.map({ offered[$0] }) + ranked where chosen.count < limit && !chosen.contains(index) {
+                chosen.append(index)
+            }
         } else {
             chosen = Array(lines.indices)
         }
