@@ -470,7 +470,24 @@ import WorkspaceCore
             """
         let scratch = try Self.workspace(files: ["Research/dinner-thread.md": thread])
         let (answer, _) = try await Self.ask("When is the club dinner now?", in: scratch)
-        #expect(answer.hasPrefix("27 November 2026 at 19:30 — “I can offer you Friday 27 November 2026 instead"), "\(answer)")
+        #expect(answer.hasPrefix("Friday 27 November 2026 at 19:30 — “I can offer you Friday 27 November 2026 instead"), "\(answer)")
+    }
+
+    @Test func aWeekdayBeforeACalendarDateIsPartOfItAndAMoveSaysWhenTheNextOneIs() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(9): "# Notes\n\n- Next book club: Tuesday 13 July 2027, 19:30, at the library.\n",
+            Self.day(2): "# Notes\n\n- Ada rang: the book club moves to Wednesday 14 July, same time (19:30).\n",
+        ])
+        let (answer, _) = try await Self.ask("When's the next book club?", in: scratch)
+        #expect(answer.hasPrefix("Wednesday 14 July"), "the weekday with its date, and the date it moved to: \(answer)")
+    }
+
+    @Test func anyWordAfterAnAmountWithCentsIsItsCurrency() {
+        #expect(AnswerEvidence.isCurrency("thalers", after: "1.50"))
+        #expect(AnswerEvidence.isCurrency("crowns", after: "40"), "a known currency needs no cents")
+        #expect(!AnswerEvidence.isCurrency("thalers", after: "40"), "an unknown word after a whole number is not taken for money")
+        #expect(!AnswerEvidence.isCurrency("metres", after: "3.50"), "a unit is no currency")
+        #expect(!AnswerEvidence.isCurrency("each", after: "2.50"), "a common word is no currency")
     }
 
     @Test func anHTMLPageDroppedInResearchIsSearchedAsItsTextConvertedOnce() async throws {

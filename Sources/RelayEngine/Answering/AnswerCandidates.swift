@@ -42,6 +42,7 @@ enum AnswerCandidates {
             let words = text.lowercased().split(whereSeparator: { $0 == " " }).map { $0.trimmingCharacters(in: .punctuationCharacters) }
             return text.contains(where: { "€$£¥ƒ".contains($0) }) || words.contains(where: AnswerEvidence.money.contains)
                 || words.first.map(AnswerEvidence.moneyBefore.contains) == true
+                || (words.count == 2 && AnswerEvidence.isCurrency(words[1], after: words[0]))
         }
     }
 

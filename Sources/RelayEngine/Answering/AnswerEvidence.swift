@@ -77,8 +77,9 @@ struct AnswerEvidence {
         asksWhatChanged = !Set(words).isDisjoint(with: Self.nowWords)
     }
 
-    /// Words of a question about how things stand after a change ("When is the dinner *now*?").
-    static let nowWords: Set<String> = ["now", "currently", "new", "anymore", "moved", "changed", "rescheduled", "postponed"]
+    /// Words of a question about how things stand after a change ("When is the dinner *now*?"),
+    /// or about what is coming ("When is the *next* meeting?": if it moved, where it moved to).
+    static let nowWords: Set<String> = ["now", "currently", "new", "anymore", "moved", "changed", "rescheduled", "postponed", "next", "upcoming"]
     /// Words of a sentence that gives what replaced something ("I can offer you Friday 27
     /// November *instead*", "the meeting *moves to* Tuesday"): for such a question its value
     /// is the answer, not the one it replaced.
@@ -187,7 +188,8 @@ struct AnswerEvidence {
                     for word in words {
                         let lowered = word.lowercased()
                         if said.isEmpty, Self.magnitudes.contains(lowered) { said.append(word); continue }
-                        guard Self.anyUnit.contains(lowered) || SearchTerms.terms(of: lowered).contains(where: counted.contains) else { break }
+                        guard Self.anyUnit.contains(lowered) || SearchTerms.terms(of: lowered).contains(where: counted.contains)
+                                || (said.isEmpty && Self.isCurrency(lowered, after: claim.text)) else { break }
                         said.append(word)
                     }
                     let unitWord = said.last.map { !Self.magnitudes.contains($0.lowercased()) } ?? false
@@ -204,6 +206,12 @@ struct AnswerEvidence {
                         shown = original.trimmingCharacters(in: .punctuationCharacters) + " " + shown
                     }
                     if claim.kind == .date || unitWord, let start = Self.rangeStart(before: offset, in: bytes) { shown = start + shown }
+                    // "Tuesday 13 July": the weekday before a calendar date is part of it.
+                    if claim.kind == .date, let weekday = String(decoding: bytes[..<min(offset, bytes.count)], as: UTF8.self)
+                        .split(separator: " ").last.map({ $0.trimmingCharacters(in: .punctuationCharacters) }),
+                       Self.weekdayNames.contains(weekday.lowercased()), weekday.first?.isUppercase == true, !shown.hasPrefix(weekday) {
+                        shown = weekday + " " + shown
+                    }
                     // "minus 41 degrees": the sign is part of the value.
                     let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(9), as: UTF8.self).lowercased()
                     if claim.kind == .number, before.hasSuffix("minus ") || before.hasSuffix("negative ") { shown = (before.hasSuffix("minus ") ? "minus " : "negative ") + shown }
@@ -257,6 +265,9 @@ struct AnswerEvidence {
         for (index, raw) in words.enumerated() {
             let word = raw.trimmingCharacters(in: .punctuationCharacters)
             guard Self.weekdayNames.contains(word.lowercased()), word.first?.isUppercase == true else { continue }
+            // "Tuesday 13 July": a calendar date follows, and is the value (with its weekday).
+            if index + 1 < words.count, words[index + 1].first?.isNumber == true, !raw.hasSuffix("."),
+               Claims.extract(from: words[(index + 1)...].prefix(3).joined(separator: " ")).first?.kind == .date { continue }
             var shown = word
             if !raw.hasSuffix(","), !raw.hasSuffix("."), index + 2 < words.count, words[index + 1] == "at",
                let time = words[index + 2].trimmingCharacters(in: .punctuationCharacters).nilIfEmpty, time.first?.isNumber == true {
@@ -349,6 +360,17 @@ struct AnswerEvidence {
 
     /// Every unit a number is given with, whatever the question asked.
     static let anyUnit: Set<String> = money.union(distance).union(duration).union(weight).union(size).union(["degrees", "percent", "mhz", "ghz", "kwh", "litres", "liters"])
+
+    /// Whether `word` after `number` names a currency: a known one, or any word after an
+    /// amount with two decimals that is no unit ("1.50 thalers", "455.00 dalers"): people write
+    /// cents for money, and a currency of their own (an invented one, a local one) is on no list.
+    static func isCurrency(_ word: String, after number: String) -> Bool {
+        if money.contains(word) { return true }
+        guard word.count >= 3, word.allSatisfy(\.isLetter), !anyUnit.contains(word), !CommonWords.contains(word),
+              let dot = number.lastIndex(where: { $0 == "." || $0 == "," }) else { return false }
+        let decimals = number[number.index(after: dot)...]
+        return decimals.count == 2 && decimals.allSatisfy(\.isNumber)
+    }
 
     static let magnitudes: Set<String> = ["thousand", "million", "billion", "trillion", "hundred", "bn", "mn"]
 

@@ -135,7 +135,8 @@ enum RequestRules {
         // Without a question word that says, nouns of the value.
         ("deadline", .date), ("due", .date),
         ("cost", .money), ("price", .money), ("budget", .money), ("rent", .money), ("fee", .money), ("pay", .money), ("paid", .money),
-        ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money), ("fare", .money),
+        ("spend", .money), ("spent", .money), ("owe", .money), ("salary", .money), ("fare", .money), ("paying", .money), ("pays", .money),
+        ("costs", .money), ("charged", .money), ("charging", .money), ("charges", .money), ("priced", .money),
         // The money words of bills and policies.
         ("excess", .money), ("premium", .money), ("deposit", .money), ("deductible", .money), ("charge", .money), ("wage", .money),
         ("called", .name), ("named", .name), ("name", .name), ("which company", .name), ("what company", .name),

@@ -11,7 +11,8 @@ enum Support {
     /// 555 0199"). Stems, as ``SearchTerms`` makes them.
     static let askingWords: Set<String> = Set(SearchTerms.terms(of: """
         name names named called call number numbers address addresses email mail phone mobile telephone date dates time times day \
-        days year much many cost costs price prices amount pay paid spend spent total value kind sort type person people thing things \
+        days year much many cost costs price prices amount pay paid paying spend spent charge charged charging fee total value kind sort \
+        type person people thing things \
         lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
         still again exactly actually usually really also new old get got make made take took come came go went going see saw \
         want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought
