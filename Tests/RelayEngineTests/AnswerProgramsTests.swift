@@ -122,6 +122,30 @@ import WorkspaceCore
         #expect(!report.requests.contains { $0.what.contains("kind") }, "a replay reads the kind from run.json and asks nothing")
     }
 
+    @Test func aTaskANoteLaterReportsDoneInPlainWordsIsOffTheListAndAnExpectationIsNoTask() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(5): "# Notes\n\n- Need to fix the gate latch at the allotment before the sheep get in.\n- must send the flower show entry form by 24 July\n",
+            Self.day(3): "# Notes\n\n- Checked the seedlings: all as it should be.\n- Sent Odile the July rota.\n",
+            Self.day(1): "# Notes\n\n- Afternoon at the allotment: finally fixed the gate latch.\n",
+        ])
+        let (answer, _) = try await Self.ask("What have I still got to do?", in: scratch)
+        #expect(!answer.contains("gate latch"), "reported done in a later note: \(answer)")
+        #expect(answer.contains("flower show entry form"), "“sent” and “July” of another errand do not close it: \(answer)")
+        #expect(!answer.contains("seedlings"), "“as it should be” is no task: \(answer)")
+    }
+
+    @Test func whatIsNewInAVersionIsTheListUnderItsHeading() async throws {
+        let notes = "# Tansy: what's new\n\n## 4.3 (12 October 2026)\n\n- Faster sync of large folders.\n- Dark mode follows the system.\n\n## 4.2 (1 September 2026)\n\n- A map pin for each note.\n"
+        let minutes = "# Allotment society: committee meeting\n\n## 1. Treasurer's report\n\nThe balance is 412 crowns.\n\n## Action items\n\n- Ada: book the hall.\n- Bo: mend the fence.\n"
+        let scratch = try Self.workspace(files: ["Research/tansy-release-notes.md": notes, "Research/society-minutes.md": minutes])
+        let (new, _) = try await Self.ask("What's new in Tansy 4.3?", in: scratch)
+        #expect(new.contains("Faster sync of large folders.") && new.contains("Dark mode follows the system."), "\(new)")
+        #expect(!new.contains("map pin"), "another version's section: \(new)")
+        let (actions, _) = try await Self.ask("What are the action points from the committee meeting?", in: scratch)
+        #expect(actions.contains("Ada: book the hall.") && actions.contains("Bo: mend the fence."), "\(actions)")
+        #expect(!actions.contains("412"), "\(actions)")
+    }
+
     // MARK: Yes/no
 
     @Test func aYesNoQuestionGetsItsVerdictAndTheLineThatDecidesIt() async throws {

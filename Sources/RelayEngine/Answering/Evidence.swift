@@ -20,12 +20,27 @@ struct Evidence {
                                   "don't forget to ", "do not forget to ", "should ", "still to ", "yet to "]
     static let doneTaskMarkers = ["[x]", "[X]", "done:", "(done)", "✓", "✔", "~~"]
 
+    /// Verbs of a thing done, as a note reports it ("sent Odile the list", "fixed the latch").
+    static let doneVerbs: Set<String> = [
+        "fixed", "mended", "repaired", "sent", "posted", "emailed", "paid", "booked", "ordered", "bought", "rang", "called", "phoned",
+        "renewed", "cleaned", "wrote", "finished", "done", "sorted", "returned", "collected", "delivered", "cancelled", "replaced",
+        "signed", "submitted", "filed", "handed", "picked", "dropped", "changed", "cleared", "painted", "serviced", "checked",
+    ]
+
+    /// Whether `line` reports something done: a verb of ``doneVerbs``, not negated.
+    static func reportsDone(_ line: String) -> Bool {
+        let words = Set(line.lowercased().split(whereSeparator: { !$0.isLetter }).map(String.init))
+        return !words.isDisjoint(with: doneVerbs) && words.isDisjoint(with: ["not", "didn't", "haven't", "hasn't", "never", "still"])
+    }
+
     /// Whether `line` is an open task.
     static func isOpenTask(_ line: String) -> Bool {
         let lowered = line.lowercased()
         guard !doneTaskMarkers.contains(where: { line.contains($0) }) else { return false }
-        // "I did not need to …", "no need to …": no task.
+        // "I did not need to …", "no need to …": no task. "It should be fine", "as it should be":
+        // an expectation, not a task.
         if lowered.contains("no need to") || lowered.contains("didn't need to") || lowered.contains("did not need to") { return false }
+        if lowered.contains("should be") || lowered.contains("should have"), !openTaskMarkers.filter({ $0 != "should " }).contains(where: lowered.contains) { return false }
         return openTaskMarkers.contains { lowered.contains($0) }
     }
 
@@ -63,23 +78,38 @@ struct Evidence {
         var found: [String: RetrievedLine] = [:]
         var order: [String] = []
         var done: Set<String> = []
-        for path in sources {
+        // Notes that say a thing was done, in plain words ("Finally fixed the gate latch."),
+        // each with the position of its note: it closes only a task written before it.
+        var reported: [(key: String, note: Int)] = []
+        for (note, path) in sources.enumerated() {
             for (index, line) in lines(of: path).enumerated() where Self.isStatement(line) {
                 let key = Self.taskKey(line)
                 guard !key.isEmpty else { continue }
                 if Self.doneTaskMarkers.contains(where: { line.contains($0) }) { done.insert(key); continue }
-                guard Self.isOpenTask(line) else { continue }
+                guard Self.isOpenTask(line) else {
+                    if Self.reportsDone(line) { reported.append((key, note)) }
+                    continue
+                }
                 if found[key] == nil { order.append(key) }
                 found[key] = RetrievedLine(path: path, line: index + 1, text: RunExecutor.bare(line), score: Self.structural)
             }
         }
         // A task ticked off in other words ("[ ] pay the paint invoice", then "[x] Paid the paint
-        // invoice online"): done when a ticked line holds at least two of its words and half of them.
+        // invoice online"): done when a ticked line holds at least two of its words and half of
+        // them. A later note that reports it done ("Afternoon at the allotment: finally fixed the
+        // gate latch.") holds three of its words, or two and half (it says more besides; "sent"
+        // and "July" alone are another errand of July).
         func words(_ key: String) -> Set<String> { Set(key.split(separator: " ").map(String.init).filter { $0.first?.isLetter == true }) }
         let ticked = done.map(words)
+        let notePosition = Dictionary(sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func tickedOff(_ key: String) -> Bool {
             let task = words(key)
-            return ticked.contains { line in let shared = task.intersection(line).count; return shared >= 2 && shared * 2 >= task.count }
+            if ticked.contains(where: { line in let shared = task.intersection(line).count; return shared >= 2 && shared * 2 >= task.count }) { return true }
+            let written = found[key].flatMap { notePosition[$0.path] } ?? 0
+            return reported.contains { report in
+                let shared = task.intersection(words(report.key)).count
+                return report.note > written && (shared >= 3 || (shared >= 2 && shared * 2 >= task.count))
+            }
         }
         return order.filter { !done.contains($0) && !tickedOff($0) }.compactMap { found[$0] }
     }
@@ -192,6 +222,50 @@ struct Evidence {
             guard Self.isStatement(line), !text.isEmpty else { return nil }
             return RetrievedLine(path: source, line: index + 1, text: text, score: Self.structural)
         }.prefix(limit).map { $0 }
+    }
+
+    // MARK: A section the request names
+
+    /// The lines of the section of a document the request names ("What's new in 4.3?" → the
+    /// items under "## 4.3 (12 October 2026)"; "the action points from the minutes" → those
+    /// under "## Action items"): the heading that shares the most of the request's topic words,
+    /// with its document's title and file name counting for the rest, covering at least half of
+    /// them and more than any other heading; the items, rows or statements under it up to the
+    /// next heading of its level or above. Empty when no heading is named.
+    func section(namedBy topic: Set<String>, limit: Int) -> [RetrievedLine] {
+        guard !topic.isEmpty, let entries = try? workspace.list(".", recursive: true) else { return [] }
+        var best: (path: String, index: Int, score: Int)?
+        var tied = false
+        for entry in entries where entry.kind == .file && !entry.path.hasSuffix("/summary.md") {
+            guard let weight = WorkspaceSearch.weight(of: entry.path), weight == 1 else { continue }
+            let all = lines(of: entry.path)
+            let name = ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ")
+            let title = all.first { $0.hasPrefix("# ") } ?? ""
+            let documentTerms = Set(SearchTerms.terms(of: name + " " + title))
+            for (index, line) in all.enumerated() where line.hasPrefix("##") {
+                let heading = Set(SearchTerms.terms(of: line))
+                let own = topic.intersection(heading)
+                guard !own.isEmpty else { continue }
+                let covered = own.union(topic.intersection(documentTerms))
+                guard 2 * covered.count >= topic.count else { continue }
+                let score = 2 * own.count + covered.count
+                if score > best?.score ?? 0 { best = (entry.path, index, score); tied = false } else if score == best?.score { tied = true }
+            }
+        }
+        guard let best, !tied else { return [] }
+        let all = lines(of: best.path)
+        let level = all[best.index].prefix { $0 == "#" }.count
+        var result: [RetrievedLine] = []
+        for number in (best.index + 1)..<all.count {
+            let line = all[number]
+            let hashes = line.prefix { $0 == "#" }.count
+            if hashes > 0, hashes <= level { break }
+            guard Self.isStatement(line), hashes == 0 else { continue }
+            let text = Self.tableRow(at: number, in: all) ?? RunExecutor.bare(line)
+            guard !text.isEmpty, !(line.trimmingCharacters(in: .whitespaces).hasPrefix("|") && Self.tableRow(at: number, in: all) == nil) else { continue }
+            result.append(RetrievedLine(path: best.path, line: number + 1, text: text, score: Self.structural, heading: RunExecutor.bare(all[best.index])))
+        }
+        return Array(result.prefix(limit))
     }
 
     // MARK: Lists of quantities

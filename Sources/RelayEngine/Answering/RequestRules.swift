@@ -79,6 +79,8 @@ enum RequestRules {
         "who have i invited", "who did i invite", "who have we invited", "who did we invite",
         // "What's on in March?", "What is left on my list?": the events, the open items.
         "what is on ", "what is left ", "on my list",
+        // "What's new in 3.2?", "What changed in the lease?": every change.
+        "what is new", "what are the new", "what changed", "what has changed", "what have they changed",
     ]
     /// Phrases that make a request about open tasks (the engine then reads the task lines of the
     /// notes, not the lines most like the request).

@@ -27,6 +27,10 @@ extension RelayRunner {
         case .list? where analysis?.tasks == true:
             let tasks = evidence.openTasks(in: analysis?.days)
             if !tasks.isEmpty { return Array(tasks.prefix(Self.mostEvidence)) }
+        case .list?:
+            // "What's new in 3.2?", "the action items from the minutes": the section named.
+            let section = evidence.section(namedBy: Support.topicTerms(of: manifest.requestLead), limit: Self.mostEvidence)
+            if section.count >= 2 { return section }
         case .summarise?:
             if let days = analysis?.days {
                 let lines = evidence.noteLines(in: days)

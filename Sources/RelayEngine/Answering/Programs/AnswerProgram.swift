@@ -64,6 +64,8 @@ extension RunExecutor {
         guard let analysis = manifest.analysis, manifest.document == nil, [.other, .list].contains(analysis.kind), !analysis.tasks else { return false }
         let words = Set(RequestRules.words(of: manifest.requestLead))
         if !words.isDisjoint(with: RequestRules.firstPerson) || manifest.previousExchange != nil { return false }
+        // Evidence the workspace's structure gave (the section a heading names) is about it.
+        if let retrieved = manifest.retrieved, !retrieved.isEmpty, retrieved.allSatisfy({ $0.score >= Evidence.structural }) { return false }
         // "What's on in March according to the traders' newsletter?": a request that names a
         // document of the workspace is about the workspace.
         let topic = Support.topicTerms(of: manifest.requestLead)
