@@ -148,6 +148,17 @@ import WorkspaceCore
 
     // MARK: Yes/no
 
+    @Test func aYesNoVerdictIsReadInTheClauseAboutTheQuestionAndALineNamingThePersonDecides() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(3): "# Notes\n\n- Nadia came to inspect the hives: no sign of foulbrood anywhere.\n",
+            Self.day(1): "# Notes\n\n- Hive 3: eggs at last, so it's queenright again and I didn't need to buy a queen.\n",
+        ], files: ["Research/handbook.md": "# Handbook\n\nInspectors visit apiaries to look for foulbrood in the hives and other notifiable diseases.\n"])
+        let (queen, _) = try await Self.ask("Is hive 3 queenright now?", in: scratch)
+        #expect(queen.hasPrefix("Yes — "), "“didn't” belongs to another clause: \(queen)")
+        let (found, _) = try await Self.ask("Did Nadia find foulbrood in any of the hives?", in: scratch)
+        #expect(found.hasPrefix("No — “Nadia came to inspect"), "the line that names her decides, not the handbook's: \(found)")
+    }
+
     @Test func aYesNoQuestionGetsItsVerdictAndTheLineThatDecidesIt() async throws {
         let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Paid the plumber 80 euros for the tap.\n- Bought bread.\n",
                                                  Self.day(1): "# Notes\n\n- [ ] book the chimney sweep\n"])

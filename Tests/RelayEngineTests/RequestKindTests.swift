@@ -163,6 +163,12 @@ import Testing
         #expect(Self.kind("What did I do last?") != .compare, "no “the”: a time, not a pick among things")
     }
 
+    @Test func moreWaysOfAskingForArithmeticAndForAValue() {
+        #expect(Self.kind("What did the jars and the frames cost me between them?") == .compute)
+        #expect(Self.kind("How many days are there from the delivery to the show?") == .compute)
+        #expect(Self.kind("Have I got an email address for Lorcan?") == .lookup, "the value, not yes or no")
+    }
+
     @Test func whatAThingIsAboutAsksForASummaryOfIt() {
         #expect(Self.kind("What is the lease about?") == .summarise)
         #expect(Self.kind("What's the email thread with the garage about?") == .summarise)

@@ -44,12 +44,14 @@ enum RequestRules {
         ("how many days between", .daysBetween), ("how many days until", .daysBetween), ("how many days till", .daysBetween),
         ("how many days since", .daysBetween), ("how many days from", .daysBetween), ("how many days before", .daysBetween),
         ("how many days after", .daysBetween), ("how many days are there between", .daysBetween), ("how many days is it until", .daysBetween),
+        ("how many days are there from", .daysBetween), ("how many days is it from", .daysBetween), ("how many days are there until", .daysBetween),
         ("how many weeks between", .daysBetween), ("how many weeks until", .daysBetween), ("how long until", .daysBetween),
         ("how long between", .daysBetween), ("how long is it until", .daysBetween), ("days apart", .daysBetween),
         ("how much more", .difference), ("how many more", .difference), ("difference between", .difference), ("how much less", .difference),
         ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
         ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
+        ("between them", .sum), ("between the two", .sum),
         ("how many times", .count),
     ]
 
@@ -93,6 +95,7 @@ enum RequestRules {
     /// the person hopes is in the notes — answered with it, not with "yes".
     static let valueQuestionOpenings: [String] = [
         "do i have a", "do i have an", "do i have the", "do we have a", "do we have an", "do we have the", "have i got a", "have we got a",
+        "have i got an", "have we got an", "have i got the", "do i have any", "have i got any",
         "is there a", "is there an",
     ]
 

@@ -14,7 +14,8 @@ enum Support {
         days year much many cost costs price prices amount pay paid paying spend spent charge charged charging fee total value kind sort \
         type person people thing things \
         lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
-        still again exactly actually usually really also new old get got make made take took come came go went going see saw \
+        still again yet now anymore currently exactly actually usually really also new old get got make made take took come came go \
+        went going see saw \
         want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought
         """))
 

@@ -12,6 +12,13 @@ extension RunExecutor {
         let topic = Support.topicTerms(of: question)
         let covered: [(index: Int, share: Double)] = lines.indices.map { ($0, Support.coverage(of: topic, in: lines[$0].text)) }
         var about: [Int] = covered.filter { $0.share >= 0.5 }.sorted { $0.share != $1.share ? $0.share > $1.share : $0.index < $1.index }.map(\.index)
+        // "Did Nadia find …?": a line about someone else (a handbook's general rule) does not
+        // decide what Nadia did — the lines that name her do, when there are any.
+        let named = Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) }
+        if !named.isEmpty {
+            let naming = about.filter { !Set(SearchTerms.terms(of: lines[$0].text)).isDisjoint(with: named) }
+            if !naming.isEmpty { about = naming }
+        }
         guard !about.isEmpty else { return notFound("no line found decides it", closest: lines) }
         let words = Set(RequestRules.words(of: manifest.requestLead))
         if !words.isDisjoint(with: Self.stillWords) {
@@ -29,7 +36,7 @@ extension RunExecutor {
         let index = try await choose(step, agent: agent, options: offered.map { lines[$0].text }, question: "Which line decides the question?",
                                      context: "", restored: restored, tally: &tally)
         let line = lines[offered[index]]
-        let verdict = Self.polarity(of: line.text) ? "Yes" : "No"
+        let verdict = Self.polarity(of: line.text, about: topic) ? "Yes" : "No"
         return "\(verdict) — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
     }
 
@@ -59,6 +66,20 @@ extension RunExecutor {
     static func day(of source: String?) -> String? {
         guard let source, let range = source.range(of: #"\d{4}-\d{2}-\d{2}"#, options: .regularExpression) else { return nil }
         return String(source[range])
+    }
+
+    /// Whether `line` affirms what it speaks of as far as `topic` goes: a negation counts only in
+    /// a clause that holds a word of the topic. "Hive 3: eggs at last, so it's queenright again
+    /// and I didn't need to buy a queen" affirms "Is hive 3 queenright?" (the "didn't" is of
+    /// another errand); "Nadia came to inspect: no sign of foulbrood" denies "Did Nadia find
+    /// foulbrood?". A task marker speaks for the whole line.
+    static func polarity(of line: String, about topic: Set<String>) -> Bool {
+        if Evidence.doneTaskMarkers.contains(where: { line.contains($0) }) || Evidence.isOpenTask(line) || topic.isEmpty { return polarity(of: line) }
+        let separators = [";", ",", ":", ". ", " but ", " and ", " so ", " because ", " although ", " though ", " while "]
+        var clauses = [line]
+        for separator in separators { clauses = clauses.flatMap { $0.components(separatedBy: separator) } }
+        let about = clauses.filter { !Set(SearchTerms.terms(of: $0)).isDisjoint(with: topic) }
+        return about.isEmpty ? polarity(of: line) : about.allSatisfy { polarity(of: $0) }
     }
 
     /// Whether `line` affirms what it speaks of.
