@@ -114,8 +114,10 @@ public actor WatchService {
             "relay.files": "\(walked.files)", "relay.handled": "\(walked.handled)", "relay.ms": "\((Settler.now() - started) / 1_000_000)",
         ])
         // The walk's garbage (listings, paths) is freed but kept by malloc; a daemon that runs
-        // for months gives it back to the system now.
+        // for months gives it back to the system now — and the binary's pages that only
+        // starting needed (relocations, symbols, start-up code) with it.
         _ = relayMallocTrim(0)
+        ExecutablePages.release()
         do {
             if firstStart {
                 try WatcherError.translatingDatabaseErrors {
