@@ -87,11 +87,15 @@ extension Workspace {
             var offset = 0
             do {
                 while true {
-                    let chunk = try Syscall.pread(fd, count: 1 << 20, offset: offset).orThrow("read", path: relative)
+                    // As `fingerprint` reads: the size the file had plus one byte, so a small
+                    // file is one read (a command per file of a burst copies each).
+                    let wanted = offset < before.size ? min(before.size - offset + 1, 1 << 20) : 65_536
+                    let chunk = try Syscall.pread(fd, count: wanted, offset: offset).orThrow("read", path: relative)
                     if chunk.isEmpty { break }
                     hasher.update(data: chunk)
                     try chunk.withUnsafeBytes { Syscall.writeAll(out, $0) }.orThrow("write", path: destination)
                     offset += chunk.count
+                    if chunk.count < wanted && offset >= before.size { break }
                 }
                 Syscall.close(out)
             } catch {
