@@ -89,6 +89,7 @@ public actor WatchService {
         if requeued > 0 { logger.notice("runs interrupted by a crash will run again", metadata: ["relay.count": "\(requeued)"]) }
         try WatcherError.translatingDatabaseErrors { try failOrphans() }
         try WatcherError.translatingDatabaseErrors { try adoptRunsRecordedBesideTheLedger() }
+        TriggerRunner.removeLeftoverCopies(workspace: workspace)
 
         // Each folder is watched as the walk enters it, then listed: a change made during the
         // walk is caught by one or the other (its event waits in the kernel's queue until the

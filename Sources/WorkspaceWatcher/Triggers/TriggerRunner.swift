@@ -76,6 +76,15 @@ struct TriggerRunner: Sendable {
         workspace.layout.state + "/tmp/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
     }
 
+    /// Removes the settled copies a killed daemon left (a command cut short by the kill runs
+    /// again with a fresh copy); called at start, when no command of this workspace runs.
+    static func removeLeftoverCopies(workspace: Workspace) {
+        let folder = workspace.layout.state + "/tmp"
+        for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
+            _ = try? StateFile.remove(folder + "/" + name)
+        }
+    }
+
     func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
         let workspace = self.workspace
         let copy = Self.settledCopy(workspace: workspace, id: id, path: path)
