@@ -70,7 +70,7 @@ public struct RunStore: Sendable {
 
     /// Relay before the watcher's trigger rows named their runs kept trigger key → run id in
     /// `by-trigger/` (one file per key, named by the key's SHA-256). Only read, once, by the
-    /// daemon's first start with the new queue (`DaemonRuns.runsRecordedBesideTheLedger`), then
+    /// daemon's first start with the new queue (through `DaemonRuns.legacyRuns(for:)`), then
     /// removed.
     var legacyTriggerFolder: String { folder + "/by-trigger" }
 
@@ -82,7 +82,7 @@ public struct RunStore: Sendable {
     }
 
     func removeLegacyTriggerRecords() {
-        try? FileManager.default.removeItem(atPath: legacyTriggerFolder)
+        try? StateFile.removeFolder(legacyTriggerFolder)
     }
 
     /// The manifest of run `id` (a unique prefix of an id works too).
