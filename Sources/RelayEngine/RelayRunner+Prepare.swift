@@ -74,16 +74,28 @@ extension RelayRunner {
 
     /// A run for a file that settled under a trigger: the relay's input decides what the request
     /// is. Returns nil when there is nothing to do (a chat file whose newest message has been
-    /// answered, a file gone), and the existing run when this trigger already has one (the
-    /// daemon resumes it).
+    /// answered, a file gone).
+    ///
+    /// `run` is the id the daemon's trigger queue gave the run before it existed (its one record
+    /// of which run answers the drop): when run `run` exists, it is returned as it is, to be
+    /// resumed (or, finished, shown again without a model call), so a trigger re-queued after a
+    /// crash never makes a second run. Without `run`, the run gets a new id.
     ///
     /// The run works on the bytes that settled: the file is read once, and its SHA-256 must be
     /// `hash`; a converter (pdftotext, pandoc) reads a private copy of those bytes, not the file.
     ///
     /// - throws: `RelayError` `.superseded` when the file holds other bytes than `hash` now (it
-    ///   was rewritten after it settled; the run for its newer content stands in).
-    public func prepare(trigger relayName: String, path: String, hash: String) throws -> RunManifest? {
-        if let existing = try run(forTrigger: "\(relayName)|\(path)|\(hash)") { return existing }
+    ///   was rewritten after it settled; the run for its newer content stands in); `.corruptRun`
+    ///   when run `run` exists and answers another relay or content.
+    public func prepare(trigger relayName: String, path: String, hash: String, run: String? = nil) throws -> RunManifest? {
+        if let run, store.exists(run) {
+            let existing = try store.manifest(run)
+            // The path may differ: the file was renamed while its run waited to resume.
+            guard existing.relay == relayName, existing.triggerHash == hash else {
+                throw RelayError(.corruptRun, "run \(run), which the trigger queue names for \(relayName) on \(path) (\(hash.prefix(12))), is a run of \(existing.relay) on \(existing.triggerPath ?? "a question") (\(existing.triggerHash?.prefix(12) ?? "no file"))")
+            }
+            return existing
+        }
         let configuration = try RelayConfiguration.load(from: workspace)
         let (relay, roster, note) = try relayAndRoster(relayName, configuration: configuration)
         let resolved = try workspace.resolve(path)
@@ -97,7 +109,7 @@ extension RelayRunner {
         let (date, time) = Self.localDateAndTime(now)
         let stem = Self.stem(of: path)
         var manifest = RunManifest(
-            id: RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .file,
+            id: run ?? RunStore.makeID(now), relay: relay.name, created: RunExecutor.timestamp(now), localDate: date, localTime: time, source: .file,
             triggerPath: resolved.relative, triggerHash: hash, request: "", conversation: stem, chatFile: "", name: stem,
             roster: roster.agents, rosterFile: roster.file, context: readContext(), contextTokens: configuration.contextTokens, model: models.description)
         manifest.inputNote = note
@@ -148,18 +160,12 @@ extension RelayRunner {
                    transcript: manifest.source == .chat ? transcript(ofChat: manifest.chatFile) : nil, to: &manifest)
         manifest.retrieved = retrieve(for: manifest)
         noteUnknownWords(in: &manifest)
-        try store.create(&manifest)
+        try store.create(&manifest, given: run != nil)
         return manifest
     }
     /// The largest dropped file whose bytes a run keeps in memory to work on (and to hand a
     /// converter as a private copy); a larger one is converted from the file and checked after.
     static let settledCopyLimit = 64 << 20
-
-    /// The run started for a trigger ("relay|path|hash"), if any.
-    public func run(forTrigger key: String) throws -> RunManifest? {
-        guard let id = store.run(forTrigger: key), let manifest = try? store.manifest(id), manifest.triggerKey == key else { return nil }
-        return manifest
-    }
 
     private func relayAndRoster(_ name: String?) throws -> (RelayDefinition, Roster, String?) {
         try relayAndRoster(name, configuration: RelayConfiguration.load(from: workspace))

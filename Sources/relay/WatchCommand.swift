@@ -61,6 +61,8 @@ struct WatchCommand: AsyncParsableCommand {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
         }
         serviceOptions.dieInBatchOf = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_IN_BATCH"].flatMap(Int.init)
+        serviceOptions.dieAfterARunEnds = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_AFTER_RUN"] == "1"
+        serviceOptions.holdBaselineHashing = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_HOLD_BASELINE"] == "1"
         let peerSync = try PeerSyncService.configured(for: workspace, logger: logger)
         if let peerSync {
             logger.notice("will sync after changes", metadata: ["relay.peers": "\(peerSync.peers.joined(separator: ", "))"])
@@ -107,14 +109,19 @@ struct WatchCommand: AsyncParsableCommand {
 /// The watcher starts relay runs through the engine's daemon runs (the two modules do not
 /// import each other; this conformance is the wiring).
 extension DaemonRuns: RelayLauncher {
-    public func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch {
+    public func runID(forTrigger number: Int64) -> String { RunStore.makeID(forTrigger: number) }
+
+    public func launch(relay: String, path: String, hash: String, run: String) async throws -> RelayLaunch {
         do {
-            try await run(relay: relay, path: path, hash: hash)
+            try await self.run(relay: relay, path: path, hash: hash, run: run)
             return .finished
         } catch let error as RelayError where error.code == .superseded {
             return .stoodAside(error.message)
         }
     }
+
+    public func runsRecordedBesideTheLedger(_ triggers: [(relay: String, path: String, hash: String)]) -> [String?] { legacyRuns(for: triggers) }
+    public func forgetRunsRecordedBesideTheLedger() { forgetLegacyTriggerRecords() }
 }
 
 /// `WatchService` as a ServiceLifecycle service: graceful shutdown cancels it, which it

@@ -79,20 +79,43 @@ import WorkspaceCore
         #expect(try RunStore(workspace: scratch.workspace).summary(manifest.id).state == .skipped)
     }
 
-    @Test func theSameTriggerFindsItsRunAgainInsteadOfStartingASecond() async throws {
+    @Test func theRunTheTriggerQueueNamesIsFoundAgainInsteadOfStartingASecond() async throws {
         let scratch = try ScratchWorkspace.forRelays()
         try scratch.write("Research/a.md", "Alpacas.\n")
         let model = TestModel([.text("plan"), .fail(LanguageModelError(.unreachable, "down"))])
         let engine = scratch.engine(model)
-        let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
+        let hash = try scratch.workspace.hash("Research/a.md").hex
+        let named = RunStore.makeID(forTrigger: 7)
+        let first = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: hash, run: named))
+        #expect(first.id == named, "the run has the id the queue gave it before it existed")
         await #expect(throws: RelayError.self) { try await scratch.run(engine, first.id) }
-        // The daemon crashed and re-queued the trigger: the same run comes back, to be resumed.
-        let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
-        #expect(again.id == first.id)
+        // The daemon crashed and re-queued the trigger, whose row names the run: the same run
+        // comes back, to be resumed — even with the file rewritten since.
         try scratch.write("Research/a.md", "Alpacas and llamas.\n")
-        let other = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex))
+        let again = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: hash, run: named))
+        #expect(again == first)
+        // A row's name given to another content is refused, not resumed as if it were its run.
+        #expect {
+            try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex, run: named)
+        } throws: { ($0 as? RelayError)?.code == .corruptRun }
+        let other = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex,
+                                                    run: RunStore.makeID(forTrigger: 8)))
         #expect(other.id != first.id, "new content is a new run")
         #expect(try RunStore(workspace: scratch.workspace).summaries().count == 2)
+        #expect(!FileManager.default.fileExists(atPath: RunStore(workspace: scratch.workspace).folder + "/by-trigger"), "no record beside the queue's")
+    }
+
+    @Test func aRunWhoseCreationACrashCutShortIsMadeUnderTheSameName() throws {
+        let scratch = try ScratchWorkspace.forRelays()
+        try scratch.write("Research/a.md", "Alpacas.\n")
+        let store = RunStore(workspace: scratch.workspace)
+        let named = RunStore.makeID(forTrigger: 3)
+        // The folder was made, the manifest never written (the daemon died in between).
+        try FileManager.default.createDirectory(atPath: store.folder + "/" + named, withIntermediateDirectories: true)
+        let engine = scratch.engine(TestModel([]))
+        let run = try #require(try engine.prepare(trigger: "research", path: "Research/a.md", hash: scratch.workspace.hash("Research/a.md").hex, run: named))
+        #expect(run.id == named)
+        #expect(try store.summaries().map(\.id) == [named])
     }
 
     @Test func aTriggerWhoseFileHoldsNewerBytesStandsAsideAndARunKeepsTheBytesThatSettled() async throws {

@@ -157,6 +157,74 @@ struct WatcherLedgerTests {
         w.stop()
     }
 
+    @Test func aCommandReadsTheSettledBytesFromItsCopyWhenTheFileIsRewrittenWhileItRuns() throws {
+        let w = try WatchedWorkspace(triggers: [["pattern": "inbox/*", "command": Self.gatedCommand, "concurrency": 1]])
+        // Beside the workspace, where the test's waits see it: the gate and its marker.
+        let gate = w.scratch.base + "/gate"
+        #expect(mkfifo(gate, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start()
+        try w.write("inbox/a.txt", "the version that settled\n")
+        try w.waitFor("the command to wait at the gate") { FileManager.default.fileExists(atPath: gate + ".done") ? () : nil }
+        // Rewritten after its command started and before the command read it.
+        try w.write("inbox/a.txt", "the version written while the command waited\n")
+        try w.waitForCookie()
+        let writer = open(gate, O_WRONLY)
+        #expect(writer >= 0)
+        close(writer)
+        try w.waitUntilQueueIdle()
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+
+        let settled = ContentHash(of: "the version that settled\n").hex
+        let newer = ContentHash(of: "the version written while the command waited\n").hex
+        let runs = w.fired().map { $0.split(separator: " ").map(String.init) }
+        #expect(runs.count == 2, "\(runs)")
+        for run in runs { #expect(run.count == 4 && run[1] == run[2], "a command's copy held bytes other than its key's: \(run)") }
+        #expect(runs.first?[1] == settled && runs.first?[3] == newer, "the first run kept the settled bytes; the file itself was newer: \(runs)")
+        #expect(runs.last?[1] == newer, "the newer content ran under its own key")
+        let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: w.path(".relay/tmp"))) ?? []).filter { $0.hasPrefix("trigger-") }
+        #expect(leftovers.isEmpty, "the settled copies are removed: \(leftovers)")
+        w.stop()
+    }
+
+    /// The first run waits on the FIFO `gate` beside the fired log before it reads (leaving
+    /// `gate.done` to say so); every run records its key, the hash of its settled copy, and the
+    /// hash of the workspace file.
+    static let gatedCommand = """
+        gate="$(dirname '$FIRED')/gate"; \
+        if [ ! -e "$gate.done" ]; then touch "$gate.done"; cat "$gate" > /dev/null; fi; \
+        printf '%s %s %s %s\\n' "$RELAY_PATH" "$RELAY_HASH" "$(sha256sum < "$RELAY_SETTLED_FILE" | cut -c1-64)" "$(sha256sum < "$RELAY_FILE" | cut -c1-64)" >> '$FIRED'
+        """
+
+    @Test func aTouchOrChmodOfABaselineFileNotHashedYetFiresNothingButASameSizeRewriteFires() throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/**")])
+        try burst(50, in: w.path("inbox/old"))
+        // The hook holds the background hashing: every baseline row stays known by its stamp alone.
+        try w.start(environment: ["RELAY_WATCH_TEST_HOLD_BASELINE": "1"])
+        #expect(utimes(w.path("inbox/old/f4.txt"), nil) == 0)
+        let touched = try run("/usr/bin/touch", [w.path("inbox/old/f5.txt")])
+        #expect(touched.status == 0)
+        #expect(chmod(w.path("inbox/old/f6.txt"), 0o600) == 0)
+        // The same number of bytes, written in place: new content under the same inode and size.
+        let fd = open(w.path("inbox/old/f7.txt"), O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        let text = Array("FILE 7 OF THE BURST\n".utf8)
+        #expect(text.count == "file 7 of the burst\n".utf8.count)
+        _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/old/f7.txt"], "\(w.fired())")
+        // A restart (hashing the rest now) finds nothing new.
+        w.stop()
+        try w.start()
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/old/f7.txt"])
+        w.stop()
+    }
+
     @Test func aKillInTheMiddleOfABatchedCommitLosesAndDoublesNothing() throws {
         let w = try WatchedWorkspace(triggers: [["pattern": "bulk/**", "name": "bulk", "relay": "research"]])
         try FileManager.default.createDirectory(atPath: w.path("bulk"), withIntermediateDirectories: true)

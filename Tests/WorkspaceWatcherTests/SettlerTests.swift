@@ -23,6 +23,24 @@ struct SettlerTests {
         #expect(settler.drain(at: 160 * ms).settled == ["a.md"])
     }
 
+    @Test func anAttributeChangeAtRestSettlesAfterTheQuietPeriodAndSaysNothingWroteTheFile() {
+        let settler = Settler(settle: .milliseconds(100), limit: .seconds(30))
+        // `touch -d` or `chmod`: an attribute event alone. `touch`: the attributes, then a close.
+        settler.receive(.file(path: "times.md", closed: false, wrote: false), at: 0)
+        settler.receive(.file(path: "touched.md", closed: false, wrote: false), at: 0)
+        settler.receive(.file(path: "touched.md", closed: true, wrote: false), at: 1 * ms)
+        // Written in place: a modification, then the close.
+        settler.receive(.file(path: "written.md", closed: false, wrote: true), at: 0)
+        settler.receive(.file(path: "written.md", closed: true, wrote: false), at: 1 * ms)
+        // An attribute change while a write is under way closes nothing.
+        settler.receive(.file(path: "busy.md", closed: false, wrote: true), at: 0)
+        settler.receive(.file(path: "busy.md", closed: false, wrote: false), at: 1 * ms)
+        let batch = settler.drain(at: 110 * ms)
+        #expect(Set(batch.settled) == ["times.md", "touched.md", "written.md"])
+        #expect(batch.untouched == ["times.md", "touched.md"])
+        #expect(settler.drain(at: 30 * 1000 * ms).settled == ["busy.md"], "still being written: it settles at the limit")
+    }
+
     @Test func aFileStillOpenForWritingDoesNotSettleUntilTheLimit() {
         let settler = Settler(settle: .milliseconds(100), limit: .seconds(2))
         for t in stride(from: Int64(0), to: 1900, by: 50) { settler.receive(.file(path: "log.txt", closed: false), at: t * ms) }

@@ -8,8 +8,10 @@ import ServiceLifecycle
 /// again — a little longer each time, up to 30 s — so no triggered run is dropped; a shutdown
 /// (the task cancelled) ends the wait and leaves the run resumable.
 ///
-/// The watcher calls `run(relay:path:hash:)` through its `RelayLauncher` protocol (the
+/// The watcher calls `run(relay:path:hash:run:)` through its `RelayLauncher` protocol (the
 /// executable declares the conformance: the engine and the watcher do not import each other).
+/// The watcher's trigger row names the run (`RunStore.makeID(forTrigger:)`) before it exists;
+/// nothing in the engine records which trigger has which run.
 public struct DaemonRuns: Sendable {
     public let engine: RelayRunner
     let logger: Logger
@@ -19,13 +21,14 @@ public struct DaemonRuns: Sendable {
         self.logger = logger
     }
 
-    /// Prepares the trigger's run (nothing when the file holds nothing new) and runs it to the end.
-    public func run(relay: String, path: String, hash: String) async throws {
+    /// Prepares the trigger's run `run` (nothing when the file holds nothing new), or finds it
+    /// when it exists, and runs it to the end.
+    public func run(relay: String, path: String, hash: String, run: String) async throws {
         // Preparing converts the dropped file (pdftotext, pandoc: seconds for a big document):
         // on a thread of its own, so the daemon's few cooperative threads keep serving.
         let engine = self.engine
         let prepared = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RunManifest?, any Error>) in
-            Thread { continuation.resume(with: Result { try engine.prepare(trigger: relay, path: path, hash: hash) }) }.start()
+            Thread { continuation.resume(with: Result { try engine.prepare(trigger: relay, path: path, hash: hash, run: run) }) }.start()
         }
         guard let manifest = prepared else {
             logger.info("nothing new to answer", metadata: ["relay.path": "\(path)", "relay.relay": "\(relay)"])
@@ -56,6 +59,14 @@ public struct DaemonRuns: Sendable {
             }
         }
     }
+
+    /// The runs an older Relay recorded for triggers in `.relay/runs/by-trigger/`, nil where
+    /// there is none (the watcher names them in its queue once, then `forgetLegacyTriggerRecords`).
+    public func legacyRuns(for triggers: [(relay: String, path: String, hash: String)]) -> [String?] {
+        triggers.map { engine.store.legacyRun(forTrigger: "\($0.relay)|\($0.path)|\($0.hash)") }
+    }
+
+    public func forgetLegacyTriggerRecords() { engine.store.removeLegacyTriggerRecords() }
 
     /// A server that is down, overloaded or restarting; not a request it refuses.
     public static func isWorthWaiting(_ error: LanguageModelError) -> Bool {

@@ -95,8 +95,8 @@ public struct RunManifest: Sendable, Codable, Equatable {
 
     public static let pathLimit = 64
 
-    /// "relay|path|hash": the trigger this run answers, so the daemon resumes it instead of
-    /// starting it twice.
+    /// "relay|path|hash": the trigger this run answers (how an older Relay's `by-trigger/`
+    /// records were keyed; the watcher's trigger row now names the run itself).
     public var triggerKey: String? {
         guard let triggerPath, let triggerHash else { return nil }
         return "\(relay)|\(triggerPath)|\(triggerHash)"

@@ -18,9 +18,8 @@ extension RunStore {
     /// Applies `rule` to the runs: the newest `keepLast`, and those started within
     /// `keepWithinDays`, stay; of the rest, every run that finished (done or skipped) goes with
     /// its journal and event log. A run that is running or can be resumed is never pruned.
-    ///
-    /// The trigger records (`by-trigger/`) stay: they are what makes a dropped file start one
-    /// run, not two, and they are a few bytes each.
+    /// (Which drops were handled is the watcher's trigger queue's to say, not the runs': a
+    /// pruned run's drop stays handled.)
     public func prune(_ rule: RetentionPolicy.Rule, now: Date = Date(), dryRun: Bool) throws -> RunPruning {
         let ids = ids()
         var report = RunPruning(runs: ids.count, dryRun: dryRun)
@@ -107,7 +106,7 @@ extension RunStore {
         let ids = ids()
         var known = finishedRuns()
         var counts: [RunSummary.State: Int] = [:]
-        var bytes = Self.diskUsage(folder + "/by-trigger") + Self.diskUsage(finishedIndex)
+        var bytes = Self.diskUsage(finishedIndex)
         var learned = false
         for id in ids {
             if let run = known[id] {

@@ -21,14 +21,28 @@ public struct RunStore: Sendable {
         Timestamp.compactUTC(date) + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
     }
 
+    /// The id of the run for the watcher's trigger row `number` ("20261127-153012-t42"): UTC
+    /// time, then the row, so it sorts with the others and is never an ask run's id.
+    public static func makeID(forTrigger number: Int64, _ date: Date = Date()) -> String {
+        Timestamp.compactUTC(date) + "-t\(number)"
+    }
+
     /// Writes a new run's manifest (atomically, fsynced) before anything else happens. The
     /// run's folder is created exclusively: should two runs get the same id in the same
-    /// second, the second gets another.
-    func create(_ manifest: inout RunManifest) throws {
+    /// second, the second gets another — unless the id was `given` (the trigger queue named the
+    /// run before it existed): then a folder without a manifest (a creation a crash cut short)
+    /// is taken over, and one with a manifest is an error.
+    func create(_ manifest: inout RunManifest, given: Bool = false) throws {
         do {
             try StateFile.makeFolders(folder)
             var attempts = 0
             while try !StateFile.makeFolderExclusively(directory(manifest.id)) {
+                if given {
+                    guard !StateFile.exists(directory(manifest.id) + "/run.json") else {
+                        throw RelayError(.io, "run \(manifest.id) exists already and is another run", path: directory(manifest.id))
+                    }
+                    break
+                }
                 guard attempts < 100 else {
                     throw RelayError(.io, "cannot create a new run folder in \(folder): 100 ids taken", path: folder)
                 }
@@ -43,10 +57,6 @@ public struct RunStore: Sendable {
                 // No half-made run: the folder goes with its manifest.
                 try? StateFile.removeFolder(directory(manifest.id))
                 throw error
-            }
-            if let key = manifest.triggerKey {
-                try StateFile.makeFolders(folder + "/by-trigger")
-                try StateFile.replace(folder + "/by-trigger/" + ContentHash(of: key).hex, with: Array(manifest.id.utf8), durable: workspace.durable)
             }
         } catch let error as WorkspaceError {
             throw RelayError(.io, "cannot record the new run: \(error.message)", path: error.path, cause: error)
@@ -65,11 +75,26 @@ public struct RunStore: Sendable {
         }
     }
 
-    /// The run made for a trigger ("relay|path|hash"), if any.
-    func run(forTrigger key: String) -> String? {
-        guard let bytes = try? StateFile.read(folder + "/by-trigger/" + ContentHash(of: key).hex) else { return nil }
+    /// Whether run `id` exists (its manifest is there).
+    func exists(_ id: String) -> Bool { StateFile.exists(directory(id) + "/run.json") }
+
+    // MARK: Records of older versions
+
+    /// Relay before the watcher's trigger rows named their runs kept trigger key → run id in
+    /// `by-trigger/` (one file per key, named by the key's SHA-256). Only read, once, by the
+    /// daemon's first start with the new queue (through `DaemonRuns.legacyRuns(for:)`), then
+    /// removed.
+    var legacyTriggerFolder: String { folder + "/by-trigger" }
+
+    /// The run an older Relay recorded for a trigger ("relay|path|hash"), if it still exists.
+    func legacyRun(forTrigger key: String) -> String? {
+        guard let bytes = try? StateFile.read(legacyTriggerFolder + "/" + ContentHash(of: key).hex) else { return nil }
         let id = String(decoding: bytes, as: UTF8.self)
-        return StateFile.exists(directory(id) + "/run.json") ? id : nil
+        return !id.contains("/") && exists(id) ? id : nil
+    }
+
+    func removeLegacyTriggerRecords() {
+        try? StateFile.removeFolder(legacyTriggerFolder)
     }
 
     /// The manifest of run `id` (a unique prefix of an id works too).

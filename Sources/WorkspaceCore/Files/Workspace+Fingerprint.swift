@@ -58,4 +58,56 @@ extension Workspace {
         }
         return nil
     }
+
+    /// Copies the regular file `relative` to `destination` (created or truncated, mode 0600) while
+    /// hashing what it copies, in 1 MiB pieces (any size, little memory): the copy holds exactly
+    /// the bytes the returned hash is of. Returns nil (and leaves no copy) when the file is
+    /// missing, not regular, or kept changing while read. `relative` must be a path the caller
+    /// trusts, as for `stamp(ofFileAt:)`.
+    ///
+    /// For example, a trigger command gets the bytes that settled, whatever is saved after:
+    /// ```swift
+    /// guard let hash = try workspace.copy(ofFileAt: "inbox/a.txt", to: copy), hash.hex == key else { … }
+    /// ```
+    /// - throws: `WorkspaceError` naming the file and the call that failed (no copy is left).
+    public func copy(ofFileAt relative: String, to destination: String) throws -> ContentHash? {
+        let absolute = layout.absolute(relative)
+        for _ in 0..<5 {
+            let fd: CInt
+            switch Syscall.open(absolute, O_RDONLY | O_NOFOLLOW) {
+            case .success(let value): fd = value
+            case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory): return nil
+            case .failure(let errno): throw WorkspaceError.system(errno, "open", path: relative)
+            }
+            defer { Syscall.close(fd) }
+            let before = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
+            guard FileKind(before.mode) == .regular else { return nil }
+            let out = try Syscall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).orThrow("open", path: destination)
+            var hasher = SHA256()
+            var offset = 0
+            do {
+                while true {
+                    // As `fingerprint` reads: the size the file had plus one byte, so a small
+                    // file is one read (a command per file of a burst copies each).
+                    let wanted = offset < before.size ? min(before.size - offset + 1, 1 << 20) : 65_536
+                    let chunk = try Syscall.pread(fd, count: wanted, offset: offset).orThrow("read", path: relative)
+                    if chunk.isEmpty { break }
+                    hasher.update(data: chunk)
+                    try chunk.withUnsafeBytes { Syscall.writeAll(out, $0) }.orThrow("write", path: destination)
+                    offset += chunk.count
+                    if chunk.count < wanted && offset >= before.size { break }
+                }
+                Syscall.close(out)
+            } catch {
+                Syscall.close(out)
+                _ = Syscall.unlink(destination)
+                throw error
+            }
+            let after = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
+            if before == after && offset == after.size { return ContentHash(digest: Array(hasher.finalize())) }
+            Syscall.sleep(nanoseconds: 5_000_000)
+        }
+        _ = Syscall.unlink(destination)
+        return nil
+    }
 }

@@ -162,6 +162,13 @@ package enum Syscall {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED)
     }
 
+    /// The corresponding C function is `madvise(MADV_DONTNEED)`: the process lets go of the
+    /// pages of a range. For a private file mapping never written (code, read-only data), a
+    /// later access maps the page again from the page cache (or the file).
+    static func adviseDontNeed(_ address: UnsafeMutableRawPointer, _ length: Int) -> Result<Void, Errno> {
+        retrying { madvise(address, length, MADV_DONTNEED) }.map { _ in () }
+    }
+
     /// The corresponding C function is `syncfs`: flushes every dirty file and folder of the
     /// file system that holds `fd`, in one journal commit.
     static func syncfs(_ fd: CInt) -> Result<Void, Errno> {

@@ -260,9 +260,9 @@ final class InotifyReader: @unchecked Sendable {
         if mask.contains(.movedFrom) || mask.contains(.delete) {
             emit(.removed(path: path, folder: false))
         } else if mask.contains(.closeWrite) || mask.contains(.movedTo) {
-            emit(.file(path: path, closed: true))
+            emit(.file(path: path, closed: true, wrote: mask.contains(.movedTo) || mask.contains(.modify)))
         } else if mask.contains(.create) || mask.contains(.modify) || mask.contains(.attributes) {
-            emit(.file(path: path, closed: false))
+            emit(.file(path: path, closed: false, wrote: mask.contains(.create) || mask.contains(.modify)))
         }
     }
 

@@ -19,7 +19,7 @@ extension WatchService {
             }
         }
         try record([], removed: removals)
-        try process(batch.settled, triggering: true)
+        try process(batch.settled, triggering: true, untouched: batch.untouched)
     }
 
     /// A rename inside the workspace keeps the content's identity: its index rows move and it
@@ -72,17 +72,18 @@ extension WatchService {
 
     /// Turns settled paths into index updates and triggers: hashed first, then committed in
     /// one transaction per `batchLimit` paths.
-    func process(_ paths: [String], triggering: Bool) throws {
+    /// `untouched`: paths whose events could not have changed their bytes (see `Settler.Batch`).
+    func process(_ paths: [String], triggering: Bool, untouched: Set<String> = []) throws {
         guard let store, !paths.isEmpty else { return }
         var start = 0
         while start < paths.count {
             let end = min(start + options.batchLimit, paths.count)
-            try processBatch(paths[start..<end], store: store, triggering: triggering)
+            try processBatch(paths[start..<end], store: store, triggering: triggering, untouched: untouched)
             start = end
         }
     }
 
-    func processBatch(_ paths: ArraySlice<String>, store: WatchStore, triggering: Bool) throws {
+    func processBatch(_ paths: ArraySlice<String>, store: WatchStore, triggering: Bool, untouched: Set<String> = []) throws {
         var changes: [WatchStore.Change] = []
         var removed: [String] = []
         var cookies: [String] = []
@@ -115,8 +116,15 @@ extension WatchService {
                 changes.append(WatchStore.Change(path: path, record: record, rules: rules, movedFrom: moved))
                 continue
             }
-            // A baseline row not hashed yet, whose file kept its stamp, holds what it held.
-            let previousHash = previous.map { !$0.hashKnown && $0.stamp == stamp ? hash.hex : $0.hash }
+            // A baseline row not hashed yet holds what it held when its file kept its stamp — or
+            // when only its times moved (same inode and size) and no event of this settling could
+            // have written it: a `touch` or a `chmod` right after a first start is no new content.
+            let previousHash = previous.map { row in
+                guard !row.hashKnown else { return row.hash }
+                let kept = row.stamp == stamp
+                    || (untouched.contains(path) && row.stamp.inode == stamp.inode && row.stamp.size == stamp.size)
+                return kept ? hash.hex : row.hash
+            }
             var rules: [String] = []
             if triggering && previousHash != hash.hex && !workspace.isOwnQuietWrite(path, stamp: stamp) {
                 rules = configuration.rules(matching: path).map(\.name)

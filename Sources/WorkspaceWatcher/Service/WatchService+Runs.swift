@@ -49,8 +49,15 @@ extension WatchService {
                 if case .relay(let relay) = rule.action { return (rule.name, relay) } else { return nil }
             })
         }
+        // A relay rule's row names its run before the run exists (kept when the row already
+        // has one: a run a crash interrupted is resumed under its name, not made again).
+        for index in starting.indices {
+            if case .relay = starting[index].1.action, starting[index].0.run == nil {
+                starting[index].0.run = launcher?.runID(forTrigger: starting[index].0.id)
+            }
+        }
         // One transaction: the runs that ended, those that stand aside, those about to start.
-        try store.commitRuns(finished: outcomes, starting: starting.map(\.0.id))
+        try store.commitRuns(finished: outcomes, starting: starting.map { WatchStore.Start(id: $0.0.id, run: $0.0.run) })
         for (trigger, rule) in starting { start(trigger, rule: rule) }
     }
 
@@ -88,14 +95,17 @@ extension WatchService {
             let outcome: (WatchStore.State, Int32?, String?)
             switch rule.action {
             case .command(let command):
-                let result = await TriggerRunner(workspace: workspace, logger: logger)
-                    .run(command: command, path: trigger.path, hash: trigger.hash, rule: rule.name)
-                outcome = (result.status == 0 ? .done : .failed, result.status, result.note)
+                switch await TriggerRunner(workspace: workspace, logger: logger)
+                    .run(command: command, id: trigger.id, path: trigger.path, hash: trigger.hash, rule: rule.name) {
+                case .exited(let status, let note): outcome = (status == 0 ? .done : .failed, status, note)
+                case .stoodAside(let note): outcome = (.superseded, nil, note)
+                }
             case .relay(let relay):
                 do {
-                    switch try await launcher?.launch(relay: relay, path: trigger.path, hash: trigger.hash) {
-                    case .stoodAside(let note)?: outcome = (.superseded, nil, note)
-                    case .finished?, nil: outcome = (.done, 0, nil)
+                    guard let launcher, let run = trigger.run else { throw WatcherError(code: .system, message: "no relay engine to run '\(relay)'") }
+                    switch try await launcher.launch(relay: relay, path: trigger.path, hash: trigger.hash, run: run) {
+                    case .stoodAside(let note): outcome = (.superseded, nil, note)
+                    case .finished: outcome = (.done, 0, nil)
                     }
                 } catch {
                     outcome = (.failed, nil, "\(error)")
@@ -110,6 +120,9 @@ extension WatchService {
         running[rule, default: 1] -= 1
         queueMayHaveWork = true
         logger.info("trigger finished", metadata: ["relay.path": "\(trigger.path)", "relay.trigger": "\(rule)", "relay.state": "\(outcome.0.rawValue)"])
+        // Test hook: the run is over (a relay run's journal says so) and its row still says
+        // running — the restart must neither lose the drop nor run it twice.
+        if options.dieAfterARunEnds && outcome.0 == .done { kill(getpid(), SIGKILL) }
         // While stopping, a run cut short stays 'running' and runs again at the next start.
         if stopping && outcome.0 == .failed { return }
         if outcome.0 == .superseded {
@@ -124,6 +137,29 @@ extension WatchService {
         ended.append(WatchStore.Outcome(id: trigger.id, state: outcome.0, status: outcome.1, note: outcome.2))
         wakeup.signal()
     }
+
+    /// A queue from before rows named their runs: pending rows of relay rules get the runs an
+    /// older Relay recorded for them beside the ledger (`.relay/runs/by-trigger/`), so a run
+    /// under way at the upgrade resumes; then those records go. Done once (`meta` notes it);
+    /// rows already done or failed need no run. Without a launcher it waits for a daemon that
+    /// has one.
+    func adoptRunsRecordedBesideTheLedger() throws {
+        guard let store, let launcher, try store.meta(Self.ledgerNamesRuns) == nil else { return }
+        var relays: [String: String] = [:]
+        for rule in configuration.rules { if case .relay(let relay) = rule.action { relays[rule.name] = relay } }
+        let waiting = try store.triggers(in: [.pending], limit: Int.max).filter { $0.run == nil && relays[$0.rule] != nil }
+        let found = waiting.isEmpty ? [] : launcher.runsRecordedBesideTheLedger(waiting.map { (relays[$0.rule]!, $0.path, $0.hash) })
+        let adopted = zip(waiting, found).compactMap { trigger, run in run.map { (id: trigger.id, run: $0) } }
+        try store.adoptRuns(adopted, noting: Self.ledgerNamesRuns)
+        if !adopted.isEmpty {
+            logger.notice("runs recorded beside the trigger queue by an older Relay are now named in it", metadata: ["relay.count": "\(adopted.count)"])
+        }
+        launcher.forgetRunsRecordedBesideTheLedger()
+    }
+
+    /// The `meta` key saying the queue's rows name their runs (set at the first start that has
+    /// a launcher).
+    static let ledgerNamesRuns = "ledger-names-runs"
 
     func finishRuns() async {
         stopping = true

@@ -134,6 +134,7 @@ extension WatchService {
             try store.setMeta("baseline-hashed", Timestamp.iso8601())
             logger.info("the baseline's files are all hashed")
             _ = relayMallocTrim(0)
+            ExecutablePages.release()
             return false
         }
         baselineCursor = last.path

@@ -22,7 +22,7 @@ extension WatchService {
         return try WatcherError.translatingDatabaseErrors {
             let store = try WatchStore(workspace: workspace)
             return try store.triggers(in: [.pending, .running, .done, .failed, .superseded], limit: Int.max).map {
-                QueuedTrigger(id: $0.id, path: $0.path, hash: $0.hash, trigger: $0.rule, state: $0.state.rawValue, attempts: $0.attempts)
+                QueuedTrigger(id: $0.id, path: $0.path, hash: $0.hash, trigger: $0.rule, state: $0.state.rawValue, attempts: $0.attempts, run: $0.run)
             }
         }
     }
@@ -36,4 +36,6 @@ public struct QueuedTrigger: Sendable, Codable, Equatable {
     public var trigger: String
     public var state: String
     public var attempts: Int
+    /// The relay run that answers it (`relay runs`), once it has started; nil for a command.
+    public var run: String?
 }

@@ -38,6 +38,12 @@ public actor WatchService {
         /// its COMMIT — a kill in a batched commit must lose and double nothing
         /// (RELAY_WATCH_TEST_DIE_IN_BATCH).
         public var dieInBatchOf: Int?
+        /// Test hook: die (SIGKILL) when a run has ended well, before its row is marked done
+        /// (RELAY_WATCH_TEST_DIE_AFTER_RUN).
+        public var dieAfterARunEnds = false
+        /// Test hook: a first start's baseline is not hashed in the background, so a test can
+        /// act on rows not hashed yet (RELAY_WATCH_TEST_HOLD_BASELINE).
+        public var holdBaselineHashing = false
         public init() {}
     }
 
@@ -82,6 +88,8 @@ public actor WatchService {
         let requeued = try WatcherError.translatingDatabaseErrors { try store.requeueInterrupted() }
         if requeued > 0 { logger.notice("runs interrupted by a crash will run again", metadata: ["relay.count": "\(requeued)"]) }
         try WatcherError.translatingDatabaseErrors { try failOrphans() }
+        try WatcherError.translatingDatabaseErrors { try adoptRunsRecordedBesideTheLedger() }
+        TriggerRunner.removeLeftoverCopies(workspace: workspace)
 
         // Each folder is watched as the walk enters it, then listed: a change made during the
         // walk is caught by one or the other (its event waits in the kernel's queue until the
@@ -107,8 +115,10 @@ public actor WatchService {
             "relay.files": "\(walked.files)", "relay.handled": "\(walked.handled)", "relay.ms": "\((Settler.now() - started) / 1_000_000)",
         ])
         // The walk's garbage (listings, paths) is freed but kept by malloc; a daemon that runs
-        // for months gives it back to the system now.
+        // for months gives it back to the system now — and the binary's pages that only
+        // starting needed (relocations, symbols, start-up code) with it.
         _ = relayMallocTrim(0)
+        ExecutablePages.release()
         do {
             if firstStart {
                 try WatcherError.translatingDatabaseErrors {
@@ -159,7 +169,7 @@ public actor WatchService {
             if let at = rescanAt { deadline = min(deadline ?? at, at) }
             if let at = departures.nextExpiry { deadline = min(deadline ?? at, at) }
             // Idle: hash some of the baseline, then look again at once (events come first).
-            if baselineCursor != nil && batch.isEmpty && (deadline ?? .max) > Settler.now() {
+            if baselineCursor != nil && !options.holdBaselineHashing && batch.isEmpty && (deadline ?? .max) > Settler.now() {
                 do {
                     if try hashBaselineChunk() { deadline = Settler.now() }
                 } catch {

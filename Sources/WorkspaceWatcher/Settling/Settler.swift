@@ -13,6 +13,8 @@ final class Settler: @unchecked Sendable {
         var firstEvent: Int64
         var lastEvent: Int64
         var closed: Bool
+        /// An event of this settling could have changed the bytes (`RawEvent.file`'s `wrote`).
+        var wrote = true
     }
 
     /// A change to the tree's shape, applied in the order it happened, before settled paths.
@@ -66,12 +68,15 @@ final class Settler: @unchecked Sendable {
     func receive(_ event: RawEvent, at time: Int64 = Settler.now()) -> Bool {
         lock.withLock {
             switch event {
-            case .file(let path, let closed):
+            case .file(let path, let closed, let wrote):
                 if IgnoreRules.isIgnored(path) { return false }
                 let previous = pending[path]
-                var entry = previous ?? Pending(firstEvent: time, lastEvent: time, closed: false)
+                var entry = previous ?? Pending(firstEvent: time, lastEvent: time, closed: false, wrote: wrote)
                 entry.lastEvent = time
-                entry.closed = entry.closed || closed
+                // An attribute change to a file at rest (`touch -d`, `chmod`) is whole at once: it
+                // settles after the quiet period, not at the limit. During a write it closes nothing.
+                entry.closed = entry.closed || closed || (previous == nil && !wrote)
+                entry.wrote = entry.wrote || wrote
                 pending[path] = entry
                 // A file written on and on, never closed, keeps its deadline: no new heap item.
                 if let previous, deadline(of: previous) == deadline(of: entry) { return false }
@@ -165,6 +170,9 @@ final class Settler: @unchecked Sendable {
     /// What is ready now.
     struct Batch {
         var settled: [String]
+        /// The settled paths no event of which could have changed the bytes (a `touch`, a
+        /// `chmod`): what a baseline row not hashed yet is compared with.
+        var untouched: Set<String> = []
         var moves: [Move]
         var rescan: Bool
         /// When the next pending path settles (nil: nothing pending).
@@ -186,18 +194,20 @@ final class Settler: @unchecked Sendable {
     func drain(at time: Int64 = Settler.now(), limit count: Int = .max) -> Batch {
         lock.withLock {
             var due: [(String, Int64)] = []
+            var untouched = Set<String>()
             while due.count < count, let top = heap.first, top.deadline <= time {
                 _ = heap.pop()
                 // Stale: the path settled already, left, or has a later deadline now.
                 guard let entry = pending[top.path], deadline(of: entry) == top.deadline else { continue }
                 pending.removeValue(forKey: top.path)
                 due.append((top.path, entry.lastEvent))
+                if !entry.wrote { untouched.insert(top.path) }
             }
             if pending.isEmpty { heap.removeAll() }
             // Oldest first, so a cookie written after a batch of files comes after them.
             due.sort { $0.1 < $1.1 }
             let next = heap.first?.deadline
-            let batch = Batch(settled: due.map(\.0), moves: moves, rescan: rescanRequested, nextDeadline: next)
+            let batch = Batch(settled: due.map(\.0), untouched: untouched, moves: moves, rescan: rescanRequested, nextDeadline: next)
             moves = []
             rescanRequested = false
             armed = next ?? .max

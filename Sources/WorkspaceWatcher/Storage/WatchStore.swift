@@ -10,7 +10,9 @@ import WorkspaceCore
 /// - `triggers`: the queue and ledger, one row per (path, content hash, rule), unique — so a
 ///   drop fires once, an identical re-drop or a repeated event fires nothing, and a pending
 ///   row survives any restart. A row goes pending → running → done / failed, or `superseded`
-///   when its file changed before it ran (the newer content has a row of its own).
+///   when its file changed before it ran (the newer content has a row of its own). A relay
+///   rule's row also names its run (`run`), given before the run exists: the engine creates
+///   that run, or resumes it when it exists — nothing else records which run a drop has.
 ///
 /// A batch's index rows and trigger rows are written in one transaction: a crash leaves either
 /// all of them (the changes are handled) or none (the next start's walk sees them again).
@@ -37,6 +39,8 @@ final class WatchStore {
         var rule: String
         var state: State
         var attempts: Int
+        /// The relay run that answers this row (relay rules), named when it first started.
+        var run: String? = nil
     }
 
     init(workspace: Workspace) throws {
@@ -59,6 +63,12 @@ final class WatchStore {
         let columns = try database.prepare("PRAGMA table_info(files)").rows { $0.text(1) }
         if !columns.contains("checked") {
             try database.execute("ALTER TABLE files ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
+        }
+        // Queues made before rows named their runs: NULL, and `adoptRuns` fills in the runs an
+        // older Relay recorded beside the ledger (`.relay/runs/by-trigger/`).
+        let triggerColumns = try database.prepare("PRAGMA table_info(triggers)").rows { $0.text(1) }
+        if !triggerColumns.contains("run") {
+            try database.execute("ALTER TABLE triggers ADD COLUMN run TEXT")
         }
     }
 
@@ -278,10 +288,10 @@ final class WatchStore {
 
     func triggers(in states: [State], limit: Int = 10_000) throws -> [Trigger] {
         let list = states.map { "'\($0.rawValue)'" }.joined(separator: ",")
-        return try database.prepare("SELECT id, path, hash, rule, state, attempts FROM triggers WHERE state IN (\(list)) ORDER BY id LIMIT ?1")
+        return try database.prepare("SELECT id, path, hash, rule, state, attempts, run FROM triggers WHERE state IN (\(list)) ORDER BY id LIMIT ?1")
             .rows([.integer(Int64(limit))]) { row in
                 Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3),
-                        state: State(rawValue: row.text(4)) ?? .pending, attempts: Int(row.integer(5)))
+                        state: State(rawValue: row.text(4)) ?? .pending, attempts: Int(row.integer(5)), run: row.isNull(6) ? nil : row.text(6))
             }
     }
 
@@ -289,14 +299,15 @@ final class WatchStore {
     /// may start, without reading the whole queue (20,000 rows read at every start made a
     /// burst quadratic).
     func pending(excluding rules: Set<String>, limit: Int) throws -> [Trigger] {
-        var sql = "SELECT id, path, hash, rule, attempts FROM triggers WHERE state = 'pending'"
+        var sql = "SELECT id, path, hash, rule, attempts, run FROM triggers WHERE state = 'pending'"
         var values: [SQLiteDatabase.Statement.Value] = [.integer(Int64(limit))]
         if !rules.isEmpty {
             sql += " AND rule NOT IN (" + (0..<rules.count).map { "?\($0 + 2)" }.joined(separator: ",") + ")"
             values += rules.sorted().map { .text($0) }
         }
         return try cached(sql + " ORDER BY id LIMIT ?1").rows(values) { row in
-            Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3), state: .pending, attempts: Int(row.integer(4)))
+            Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3), state: .pending, attempts: Int(row.integer(4)),
+                    run: row.isNull(5) ? nil : row.text(5))
         }
     }
 
@@ -332,10 +343,18 @@ final class WatchStore {
         var note: String?
     }
 
+    /// A row about to start, and the relay run that answers it (nil for a command).
+    struct Start: Sendable {
+        var id: Int64
+        var run: String?
+    }
+
     /// Records runs that ended and runs about to start in one transaction: one commit per
     /// dispatch, not two per run. A run is recorded `running` before it starts, so a crash
-    /// during it runs it again at the next start (its attempts count it).
-    func commitRuns(finished: [Outcome], starting: [Int64]) throws {
+    /// during it runs it again at the next start (its attempts count it); a relay run's id is
+    /// in the row before the run exists, so the next start resumes that run instead of making
+    /// another.
+    func commitRuns(finished: [Outcome], starting: [Start]) throws {
         guard !finished.isEmpty || !starting.isEmpty else { return }
         try database.transaction {
             let now = Self.nowMilliseconds()
@@ -344,8 +363,18 @@ final class WatchStore {
                 try finish.run([.integer(outcome.id), .text(outcome.state.rawValue), .integer(now),
                                 outcome.status.map { .integer(Int64($0)) } ?? .null, outcome.note.map { .text($0) } ?? .null])
             }
-            let start = try cached("UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2 WHERE id = ?1")
-            for id in starting { try start.run([.integer(id), .integer(now)]) }
+            let start = try cached("UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2, run = ?3 WHERE id = ?1")
+            for row in starting { try start.run([.integer(row.id), .integer(now), row.run.map { .text($0) } ?? .null]) }
+        }
+    }
+
+    /// Names the runs an older Relay started for rows (recorded beside the ledger then), and
+    /// notes in `meta` that the queue has been looked through, in one transaction.
+    func adoptRuns(_ runs: [(id: Int64, run: String)], noting key: String) throws {
+        try database.transaction {
+            let adopt = try cached("UPDATE triggers SET run = ?2 WHERE id = ?1 AND run IS NULL")
+            for item in runs { try adopt.run([.integer(item.id), .text(item.run)]) }
+            try setMeta(key, Timestamp.iso8601())
         }
     }
 

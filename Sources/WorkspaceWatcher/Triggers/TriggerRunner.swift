@@ -4,12 +4,31 @@ import WorkspaceCore
 
 /// Starts a relay on a file. The daemon provides one when the relay engine is present; without
 /// one, relay triggers wait in the queue (they are not lost, and run once an engine is there).
+///
+/// The watcher's trigger row is the one record of whether a drop was handled and by which run:
+/// it names the run (`runID(forTrigger:)`) and commits that name before the run exists, then
+/// launches it under that name. After a crash the row, back to pending, launches the same name
+/// again, and the engine resumes the run it finds there (or, finished, shows it again and asks
+/// no model) instead of making a second.
 public protocol RelayLauncher: Sendable {
-    /// Runs `relay` on the workspace file `path`, whose content settled with SHA-256 `hash`;
-    /// returns when the run has finished — or at once, saying why, when the file holds other
-    /// bytes by now: the run stands aside (the newer content has a trigger of its own), so new
-    /// bytes never run under the old key.
-    func launch(relay: String, path: String, hash: String) async throws -> RelayLaunch
+    /// The id the run for the trigger row `number` gets (the engine's id format).
+    func runID(forTrigger number: Int64) -> String
+
+    /// Runs `relay` on the workspace file `path`, whose content settled with SHA-256 `hash`, as
+    /// run `run`: created when there is no such run, resumed when there is. Returns when the
+    /// run has finished — or at once, saying why, when the file holds other bytes by now: the
+    /// run stands aside (the newer content has a trigger of its own), so new bytes never run
+    /// under the old key.
+    func launch(relay: String, path: String, hash: String, run: String) async throws -> RelayLaunch
+
+    /// The runs an older Relay recorded for these triggers beside the watcher's ledger
+    /// (`.relay/runs/by-trigger/`, trigger key → run id), nil where it recorded none: read once,
+    /// when a queue from before rows named their runs is first opened, so a run under way at
+    /// the upgrade is resumed, not started again.
+    func runsRecordedBesideTheLedger(_ triggers: [(relay: String, path: String, hash: String)]) -> [String?]
+
+    /// Removes those older records once their runs are named in the ledger.
+    func forgetRunsRecordedBesideTheLedger()
 }
 
 /// How a relay trigger's run ended, besides an error.
@@ -21,40 +40,80 @@ public enum RelayLaunch: Sendable, Equatable {
 
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
 /// environment, its output appended to `.relay/log/triggers.log`.
+///
+/// The command works on the bytes that settled: before it starts, the file is copied (and
+/// hashed while copied) to `.relay/tmp/`, and `RELAY_SETTLED_FILE` names that copy, removed
+/// when the command ends. When the file no longer holds the trigger's bytes the command does
+/// not start: it stands aside for the newer content, which has (or gets) a trigger of its own.
+/// `RELAY_PATH` and `RELAY_FILE` still name the workspace file, for a command that moves or
+/// edits it — what they read may be newer than `RELAY_HASH` when someone saves again meanwhile.
 struct TriggerRunner: Sendable {
     let workspace: Workspace
     let logger: Logger
 
+    /// How a command trigger ended.
+    enum Outcome: Equatable {
+        case exited(status: Int32, note: String?)
+        /// The file held other bytes than the trigger's when the command was to start.
+        case stoodAside(String)
+    }
+
     /// The environment a trigger command gets, besides the daemon's own.
-    static func environment(workspace: Workspace, path: String, hash: String, rule: String) -> [String: String] {
+    static func environment(workspace: Workspace, path: String, hash: String, rule: String, settledCopy: String) -> [String: String] {
         [
             "RELAY_PATH": path,
             "RELAY_FILE": workspace.root + "/" + path,
+            "RELAY_SETTLED_FILE": settledCopy,
             "RELAY_HASH": hash,
             "RELAY_TRIGGER": rule,
             "RELAY_WORKSPACE": workspace.root,
         ]
     }
 
-    func run(command: String, path: String, hash: String, rule: String) async -> (status: Int32, note: String?) {
+    /// Where the settled bytes of trigger row `id` are copied for its command (the file's own
+    /// name last, so a tool that goes by the extension reads it as it would the file).
+    static func settledCopy(workspace: Workspace, id: Int64, path: String) -> String {
+        workspace.layout.state + "/tmp/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+    }
+
+    /// Removes the settled copies a killed daemon left (a command cut short by the kill runs
+    /// again with a fresh copy); called at start, when no command of this workspace runs.
+    static func removeLeftoverCopies(workspace: Workspace) {
+        let folder = workspace.layout.state + "/tmp"
+        for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
+            _ = try? StateFile.remove(folder + "/" + name)
+        }
+    }
+
+    func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
         let workspace = self.workspace
+        let copy = Self.settledCopy(workspace: workspace, id: id, path: path)
         let environment = ProcessInfo.processInfo.environment.merging(
-            Self.environment(workspace: workspace, path: path, hash: hash, rule: rule)) { _, new in new }
-        // The wait blocks a thread: one of its own, not one of the cooperative pool the watcher
-        // and the HTTP server share.
-        return await withCheckedContinuation { (done: CheckedContinuation<(status: Int32, note: String?), Never>) in
+            Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
+        // The copy and the wait block a thread: one of its own, not one of the cooperative pool
+        // the watcher and the HTTP server share.
+        return await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
             Thread {
                 do {
+                    try StateFile.makeFolders(workspace.layout.state + "/tmp")
+                    defer { _ = try? StateFile.remove(copy) }
+                    let copied = try workspace.copy(ofFileAt: path, to: copy)
+                    guard let copied, copied.hex == hash else {
+                        done.resume(returning: .stoodAside(copied == nil
+                            ? "\(path) was gone or kept changing when its command was to start; the run for its newer content stands in"
+                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"))
+                        return
+                    }
                     let folder = workspace.layout.state + "/log"
                     try StateFile.makeFolders(folder)
                     let status = try ChildProcess.run(
                         ["/bin/sh", "-c", command], environment: environment, directory: workspace.root,
                         appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
-                    done.resume(returning: (status, status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
+                    done.resume(returning: .exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
                 } catch let error as WorkspaceError {
-                    done.resume(returning: (127, "could not run the command: \(error.message)"))
+                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error.message)"))
                 } catch {
-                    done.resume(returning: (127, "could not run the command: \(error)"))
+                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error)"))
                 }
             }.start()
         }
