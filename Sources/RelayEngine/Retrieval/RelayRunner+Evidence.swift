@@ -149,11 +149,21 @@ extension RelayRunner {
     /// the first one.
     private func secondHop(_ ranked: [RetrievedLine], value: ValueKind, question: String, ignoring: Set<String>, excluded: Set<String>,
                            evidence: Evidence) -> [RetrievedLine] {
-        guard value.isSpan || value == .place, let first = ranked.first else { return ranked }
+        guard value.isSpan || value == .place, let best = ranked.first else { return ranked }
         func holds(_ line: RetrievedLine) -> Bool {
             value.isSpan ? !ValueSpans.find(value, in: line.text).isEmpty : !Claims.extract(from: line.text, ignoring: ignoring).filter { $0.kind == .name }.isEmpty
         }
-        guard !holds(first) || value == .place else { return ranked }
+        guard !holds(best) || value == .place else { return ranked }
+        // The line that describes the person: the first, or — when the first brings in no one
+        // (a handbook's general rule about mentors) — the next of the person's own notes among
+        // the best few ("I'm mentoring Jory through his first season").
+        var describing = best
+        if Evidence.newNames(in: best.text, question: question, ignoring: ignoring).isEmpty,
+           let note = ranked.prefix(4).dropFirst().first(where: { $0.path.hasPrefix("Journal/user/") && !holds($0)
+               && !Evidence.newNames(in: $0.text, question: question, ignoring: ignoring).isEmpty }) {
+            describing = note
+        }
+        let first = describing
         // Each name the first line brings in, in turn, until one leads to such a line ("Ran 8 km
         // with the club. Odile is organising the race": "Ran" leads nowhere, "Odile" does).
         var found: [RetrievedLine] = []
@@ -172,7 +182,7 @@ extension RelayRunner {
             line.score = Evidence.structural
             return line
         }
-        return [first] + hopped + ranked.dropFirst().filter { line in !hopped.contains { $0.path == line.path && $0.line == line.line } }
+        return [first] + hopped + ranked.filter { line in line != first && !hopped.contains { $0.path == line.path && $0.line == line.line } }
     }
 
     /// Arithmetic over things the request joins with "and" ("the boiler repair and the

@@ -19,8 +19,10 @@ extension RunExecutor {
             return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
         }
         var amounts = Self.amounts(in: lines)
-        // Money with money: "25 kg" is no operand of a price.
-        if amounts.filter(\.isMoney).count >= 2 { amounts = amounts.filter(\.isMoney) }
+        // Money with money: "25 kg" is no operand of a price — and a question of what things
+        // cost is answered from amounts of money only.
+        let asksMoney = RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ") == .money
+        if amounts.filter(\.isMoney).count >= 2 || (asksMoney && amounts.contains(where: \.isMoney)) { amounts = amounts.filter(\.isMoney) }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
         if operands.count < 2 {
@@ -29,6 +31,11 @@ extension RunExecutor {
                                                  question: "Which amounts does the request ask to \(operation == .sum ? "add up" : "subtract")? Choose at least two.",
                                                  kept: [], restored: restored, tally: &tally)
             operands = picked.count >= 2 ? picked.map { offered[$0] } : Array(offered.prefix(2))
+        }
+        // "340 g + 31.50 crowns" is no sum: amounts in different units are not added up.
+        let units = Set(operands.map { $0.isMoney ? "money" : ($0.unit ?? "") })
+        guard units.subtracting([""]).count <= 1 else {
+            return notFound("the amounts found are in different units (\(operands.map(\.shown).joined(separator: ", ")))", closest: lines)
         }
         guard let result = Calculator.apply(operation, to: operands.map(\.value)) else { return notFound("it cannot be computed from the lines found", closest: lines) }
         let unit = operands.compactMap(\.unit).first.map { " " + $0 } ?? ""
@@ -49,7 +56,7 @@ extension RunExecutor {
         /// Where it starts in its line (UTF-8 bytes).
         var offset = 0
 
-        var isMoney: Bool { !prefix.isEmpty || unit.map(AnswerEvidence.money.contains) == true }
+        var isMoney: Bool { !prefix.isEmpty || unit.map { AnswerEvidence.isCurrency($0, after: number) } == true }
     }
 
     /// The amounts of `lines` (numbers with a money sign or a unit; years, dates and list numbers left out), in order.
@@ -66,7 +73,7 @@ extension RunExecutor {
                 let before = String(decoding: bytes[..<found.offset].suffix(8), as: UTF8.self)
                     .split(separator: " ").last.map { $0.trimmingCharacters(in: .punctuationCharacters) } ?? ""
                 let currencyBefore = AnswerEvidence.moneyBefore.contains(before.lowercased()) && bytes[..<found.offset].last == UInt8(ascii: " ")
-                let unit = AnswerEvidence.anyUnit.contains(word) ? word : nil
+                let unit = AnswerEvidence.anyUnit.contains(word) || AnswerEvidence.isCurrency(word, after: text) ? word : nil
                 guard symbol || currencyBefore || unit != nil, let value = Calculator.number(text) else { continue }
                 if currencyBefore {
                     result.append(Amount(value: value, number: text, shown: before + " " + text, prefix: before + " ", unit: nil, line: index,
