@@ -394,6 +394,9 @@ import WorkspaceCore
             == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")
         #expect(RunExecutor.isNoDraft("The user requested that I send a message to Casimir. [Vera's Output]: …"))
         #expect(RunExecutor.isNoDraft("Hi Casimir,\n\n[User Request — Remy]:\nI will fix it. (Research/manual"), "the prompt's marker with an agent's name, a source cited as agents cite them")
+        #expect(RunExecutor.isNoDraft("Rufus, I've attached a document with all the details of the smoker."), "an attachment it cannot have sent")
+        #expect(RunExecutor.plainDraft(for: "Draft an email to Odette with my apologies for the July committee meeting.", ignoring: [])
+            == "Hi Odette,\n\nMy apologies for the July committee meeting.\n\nThanks!", "apologies are no thanks")
         #expect(RunExecutor.echoes("Draft a message to Casimir asking for my tile cutter back before the weekend.",
                                    request: "Draft a short message to Casimir asking for my tile cutter back before the weekend."))
         #expect(!RunExecutor.echoes("Hi Casimir, could I have my tile cutter back before the weekend?",

@@ -219,7 +219,8 @@ struct Evidence {
         let source = (try? workspace.resolve(summary).exists) == true ? summary : path
         return lines(of: source).enumerated().compactMap { index, line -> RetrievedLine? in
             let text = RunExecutor.bare(line)
-            guard Self.isStatement(line), !text.isEmpty else { return nil }
+            // A mail's From/To/Date/Subject say how it was sent, not what it says.
+            guard Self.isStatement(line), !text.isEmpty, DocumentShape.emailHeader(text) == nil else { return nil }
             return RetrievedLine(path: source, line: index + 1, text: text, score: Self.structural)
         }.prefix(limit).map { $0 }
     }

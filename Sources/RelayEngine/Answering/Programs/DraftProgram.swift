@@ -18,7 +18,8 @@ extension RunExecutor {
     /// to a person does not say "(Journal/user/…)"), talk of "the user" or of the agents, or far
     /// too long.
     static let noDraftSigns = ["[user request", "(journal/", "(research/", "(context.md", "(chats/", "[previous agent", "output]:", "the user ", "the user's", "i was unable", "revision request",
-                               "as an ai", "i cannot", "the request", "previous output", "original prompt", "the prompt", "your output"]
+                               "as an ai", "i cannot", "the request", "previous output", "original prompt", "the prompt", "your output",
+                               "i've attached", "i have attached", "please find attached"]
 
     /// Whether `text` speaks of what the request asks about: a draft that names none of the
     /// request's own words but the addressee's ("Write a note to Marek asking him to fix the
@@ -33,8 +34,13 @@ extension RunExecutor {
 
     static func isNoDraft(_ text: String) -> Bool {
         let lowered = text.lowercased()
-        return text.isEmpty || noDraftSigns.contains(where: lowered.contains) || text.split(whereSeparator: \.isWhitespace).count > 150
+        return text.isEmpty || noDraftSigns.contains(where: lowered.contains) || text.split(whereSeparator: \.isWhitespace).count > mostDraftWords
     }
+
+    /// The longest draft kept: a message to a person in a few sentences. Past it a small model is
+    /// writing a letter about nothing ("I hope this message finds you well… I've attached a
+    /// document…"), and the engine's plain draft says what was asked.
+    static let mostDraftWords = 90
 
     /// Whether `text` repeats the request instead of answering it (a small model's echo).
     static func echoes(_ text: String, request: String) -> Bool {
@@ -59,8 +65,10 @@ extension RunExecutor {
             (" to ask for ", "Could I have "), (" to ask if ", "I wondered if "), (" about ", "I wanted to write to you about "),
             (" to say ", ""), (" saying ", ""), (" to tell them ", ""), (" to tell him ", ""), (" to tell her ", ""), (" thanking ", "Thank you "),
             (" checking ", "Just checking "), (" to check ", "Just checking "), (" reminding ", "Just a reminder: "),
-            (" to remind ", "Just a reminder: "), (" for ", "Thank you for "),
-        ]
+            (" to remind ", "Just a reminder: "), (" with my apologies for ", "My apologies for "), (" with apologies for ", "My apologies for "),
+            (" apologising for ", "I'm sorry about "), (" apologizing for ", "I'm sorry about "), (" to apologise for ", "I'm sorry about "),
+            (" to apologize for ", "I'm sorry about "), (" congratulating ", "Congratulations: "),
+        ] + (lowered.contains("thank") ? [(" for ", "Thank you for ")] : [])
         guard let (marker, lead) = openings.first(where: { lowered.contains($0.0) }), let range = lowered.range(of: marker) else { return nil }
         purpose = String(purpose[purpose.index(purpose.startIndex, offsetBy: lowered.distance(from: lowered.startIndex, to: range.upperBound))...])
         // Said to them, not about them: "she's still fine" → "you're still fine".
