@@ -89,7 +89,9 @@ public struct RelayRunner: Sendable {
             emit(event)
         }
         do {
-            if let analysis = manifest.analysis, analysis.undecided == true {
+            // (A sequence's answering programs use the kind; a plan's planner splits the request
+            // and a route's classifier picks an agent, and neither asks the kind.)
+            if let analysis = manifest.analysis, analysis.undecided == true, manifest.shape == .sequence {
                 // The grammar could not tell the kind: the model chooses it, and the evidence is
                 // gathered for that kind (KindChoice.swift).
                 let chooser = RunExecutor(manifest: manifest, workspace: workspace, mode: .live, recorded: recorded, journal: journal, models: models,

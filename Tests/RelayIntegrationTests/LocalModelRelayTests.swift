@@ -84,12 +84,12 @@ struct LocalModelRelayTests {
         try s.write("AgentConfiguration.json", String(decoding: try JSONSerialization.data(withJSONObject: [planner] + roster), as: UTF8.self))
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.path("relay.json")))) as? [String: Any])
         object["relays"] = ["chat": ["roster": "AgentConfiguration.json", "input": "chat", "mode": "plan", "planner": "planner", "worker": "writer",
-                                     "coordinator": "writer", "minWorkers": 2, "parallel": 2]]
+                                     "coordinator": "writer", "minWorkers": 2, "maxWorkers": 2, "parallel": 2]]
         try s.write("relay.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
         let ask = try run(Binaries.relay, ["ask", "-w", s.root, "--json", "Compare green tea and black tea"])
         #expect(ask.status == 0, "\(ask.standardError)")
         let events = ask.text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        // The schema asks for two subtasks; each gets a worker unless the engine dropped it as
+        // The schema asks for exactly two subtasks (min and max 2); each gets a worker unless the engine dropped it as
         // ungrounded or an echo of its instruction (SmolLM2 often writes one such), and says so.
         let planned = (events.first { $0["event"] as? String == "planned" }?["subtasks"] as? [Any])?.count ?? 0
         let dropped = events.filter { ($0["event"] as? String) == "note" && (($0["text"] ?? $0["message"]) as? String ?? "").contains("dropped:") }.count
