@@ -23,15 +23,8 @@ extension Workspace {
         throws -> (stamp: FileStamp, hash: ContentHash, content: [UInt8]?)? {
         let absolute = layout.absolute(relative)
         for _ in 0..<5 {
-            let fd: CInt
-            switch Syscall.open(absolute, O_RDONLY | O_NOFOLLOW) {
-            case .success(let value): fd = value
-            case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory): return nil
-            case .failure(let errno): throw WorkspaceError.system(errno, "open", path: relative)
-            }
+            guard let (fd, before) = try openRegularFile(absolute, relative: relative) else { return nil }
             defer { Syscall.close(fd) }
-            let before = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
-            guard FileKind(before.mode) == .regular else { return nil }
             var hasher = SHA256()
             var offset = 0
             var content: [UInt8]? = before.size <= limit ? [] : nil
@@ -73,15 +66,8 @@ extension Workspace {
     public func copy(ofFileAt relative: String, to destination: String) throws -> ContentHash? {
         let absolute = layout.absolute(relative)
         for _ in 0..<5 {
-            let fd: CInt
-            switch Syscall.open(absolute, O_RDONLY | O_NOFOLLOW) {
-            case .success(let value): fd = value
-            case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory): return nil
-            case .failure(let errno): throw WorkspaceError.system(errno, "open", path: relative)
-            }
+            guard let (fd, before) = try openRegularFile(absolute, relative: relative) else { return nil }
             defer { Syscall.close(fd) }
-            let before = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative))
-            guard FileKind(before.mode) == .regular else { return nil }
             let out = try Syscall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600).orThrow("open", path: destination)
             var hasher = SHA256()
             var offset = 0
@@ -109,5 +95,26 @@ extension Workspace {
         }
         _ = Syscall.unlink(destination)
         return nil
+    }
+
+    /// Opens `absolute` for reading without following a symbolic link, with what `fstat` says of
+    /// it; nil when it is missing, a link, or not a regular file (then nothing is left open).
+    private func openRegularFile(_ absolute: String, relative: String) throws -> (fd: CInt, identity: FileIdentity)? {
+        let fd: CInt
+        switch Syscall.open(absolute, O_RDONLY | O_NOFOLLOW) {
+        case .success(let value): fd = value
+        case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory): return nil
+        case .failure(let errno): throw WorkspaceError.system(errno, "open", path: relative)
+        }
+        let identity: FileIdentity
+        do { identity = FileIdentity(try Syscall.fstat(fd).orThrow("stat", path: relative)) } catch {
+            Syscall.close(fd)
+            throw error
+        }
+        guard FileKind(identity.mode) == .regular else {
+            Syscall.close(fd)
+            return nil
+        }
+        return (fd, identity)
     }
 }
