@@ -14,7 +14,8 @@ struct GCCommand: ParsableCommand {
             The policy is relay.json's "retention" (default: of each file's replaced versions \
             the newest 10 and those of the last 30 days; of the runs the newest 200 and those of \
             the last 90 days; "staggered": true thins the window to one an hour for a day, one a \
-            day for a month, one a week after). Never pruned: a version a sync peer needs as a \
+            day for a month, one a week after). The text of dropped documents kept for search \
+            (.relay/cache/text) goes when no file holds that content any more. Never pruned: a version a sync peer needs as a \
             merge base, both sides of an open conflict, what an unfinished or resumable run \
             refers to, the current version of any file. Pruned versions stay listed in `relay fs \
             history`, marked pruned. `relay watch` applies the policy every hour.
@@ -47,7 +48,11 @@ struct GCCommand: ParsableCommand {
             for id in runs.pruned.prefix(20) { print("  run \(id)") }
             if runs.pruned.count > 20 { print("  … and \(runs.pruned.count - 20) more runs") }
         }
-        print("Freed     \(formatBytes(versions.bytesFreed + runs.bytesFreed))\(dryRun ? " (dry run: nothing changed)" : "")")
+        let cache = report.textCache
+        if cache.kept + cache.pruned.count > 0 {
+            print("Text      \(verb) \(cache.pruned.count) of \(cache.kept + cache.pruned.count) documents' converted text no file holds now, \(formatBytes(cache.bytesFreed))")
+        }
+        print("Freed     \(formatBytes(versions.bytesFreed + runs.bytesFreed + cache.bytesFreed))\(dryRun ? " (dry run: nothing changed)" : "")")
     }
 }
 
@@ -58,6 +63,8 @@ enum Retention {
     struct Report: Codable {
         var versions: Workspace.VersionPruning
         var runs: RunStore.RunPruning
+        /// Documents' text kept for search (`.relay/cache/text`) of content no file holds now.
+        var textCache: TextCache.Pruning
     }
 
     static func apply(to workspace: Workspace, dryRun: Bool) throws -> Report {
@@ -71,7 +78,8 @@ enum Retention {
             }
         }
         let versions = try workspace.pruneVersions(policy.versions, protecting: protected, dryRun: dryRun)
-        return Report(versions: versions, runs: runs)
+        let textCache = try TextCache.prune(in: workspace, dryRun: dryRun)
+        return Report(versions: versions, runs: runs, textCache: textCache)
     }
 }
 

@@ -538,6 +538,25 @@ import WorkspaceCore
         #expect(!AnswerEvidence.isCurrency("each", after: "2.50"), "a common word is no currency")
     }
 
+    @Test func gcPrunesTheTextKeptForDocumentsNoFileHoldsAndKeepsTheRest() throws {
+        let scratch = try Self.workspace(files: ["Research/a.html": "<html><body><p>Ferry at 9.</p></body></html>",
+                                                 "Research/b.html": "<html><body><p>Bus at 10.</p></body></html>",
+                                                 "Research/c.html": "<html><body><p>Tram at 11.</p></body></html>"])
+        let sources = SourceText(workspace: scratch.workspace)
+        for name in ["a", "b", "c"] { _ = sources.text(of: "Research/\(name).html") }
+        let cache = scratch.root + "/.relay/cache/text"
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: cache))?.count == 3)
+        try FileManager.default.removeItem(atPath: scratch.root + "/Research/b.html")
+        try scratch.write("Research/c.html", "<html><body><p>Tram at 11.30.</p></body></html>")
+        let dry = try TextCache.prune(in: scratch.workspace, dryRun: true)
+        #expect(dry.pruned.count == 2 && dry.kept == 1, "a deleted document's text and an edited one's old text: \(dry)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: cache))?.count == 3, "a dry run changes nothing")
+        let done = try TextCache.prune(in: scratch.workspace, dryRun: false)
+        #expect(done.pruned == dry.pruned && done.bytesFreed > 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: cache)
+        #expect(left == [try scratch.workspace.hash("Research/a.html").hex + ".md"], "the current document's text is kept: \(left)")
+    }
+
     @Test func anHTMLPageDroppedInResearchIsSearchedAsItsTextConvertedOnce() async throws {
         guard InputConverter.executable("pandoc") != nil else { return }
         let page = "<html><body><h1>Brill ferry</h1><p>The crossing takes <b>55 minutes</b>. Be at the quay early.</p></body></html>"

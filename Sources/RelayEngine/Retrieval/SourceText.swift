@@ -49,3 +49,37 @@ struct SourceText {
         return text
     }
 }
+
+/// The conversions `SourceText` keeps, pruned: `relay gc` (and the daemon's hourly housekeeping)
+/// removes the text kept for content no file of the workspace holds any more — a document
+/// deleted, or edited since (its new bytes have a conversion of their own). What a current file
+/// has is kept: pruning never costs a conversion.
+public enum TextCache {
+    public struct Pruning: Codable, Sendable, Equatable {
+        /// Conversions kept (of documents the workspace holds now).
+        public var kept = 0
+        /// The cache files removed (or, in a dry run, that would be).
+        public var pruned: [String] = []
+        public var bytesFreed = 0
+    }
+
+    public static func prune(in workspace: Workspace, dryRun: Bool) throws -> Pruning {
+        let folder = workspace.layout.state + "/cache/text"
+        let names = (try? StateFile.names(in: folder)) ?? []
+        guard !names.isEmpty else { return Pruning() }
+        var current: Set<String> = []
+        for entry in try workspace.list(".", recursive: true) where entry.kind == .file && SourceText.isConverted(entry.path) {
+            if let hash = try? workspace.hash(entry.path) { current.insert(hash.hex + ".md") }
+        }
+        var result = Pruning()
+        for name in names.sorted() {
+            guard !current.contains(name) else { result.kept += 1; continue }
+            let path = folder + "/" + name
+            let size = (try? StateFile.read(path))??.count ?? 0
+            if !dryRun { guard try StateFile.remove(path) else { continue } }
+            result.pruned.append(name)
+            result.bytesFreed += size
+        }
+        return result
+    }
+}
