@@ -201,14 +201,20 @@ struct Evidence {
             // The engine's own summaries and notes are about a document, not one.
             guard !name.hasPrefix("."), name != "README.md", !entry.path.hasSuffix("/summary.md"),
                   entry.path.split(separator: "/").count == 2 else { continue }
-            let stem = (name as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
-            let title = lines(of: entry.path).first { $0.hasPrefix("# ") } ?? ""
-            let shared = topic.intersection(SearchTerms.terms(of: stem + " " + title)).count
+            let shared = topic.intersection(Self.documentTerms(entry.path, lines: lines(of: entry.path))).count
             guard shared > 0 else { continue }
             if shared > best?.shared ?? 0 { best = (entry.path, shared); tied = false } else if shared == best?.shared { tied = true }
         }
         guard let best, !tied, 2 * best.shared >= topic.count else { return nil }
         return best.path
+    }
+
+    /// The search terms of what a document says it is: its file name ("mill-row-lease") and its
+    /// title ("# Lease: 4 Mill Row").
+    static func documentTerms(_ path: String, lines: [String]) -> Set<String> {
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+            .replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+        return Set(SearchTerms.terms(of: stem + " " + (lines.first { $0.hasPrefix("# ") } ?? "")))
     }
 
     /// What a summary of document `path` is made of: the summary the research relay wrote of it
@@ -240,9 +246,7 @@ struct Evidence {
         for entry in entries where entry.kind == .file && !entry.path.hasSuffix("/summary.md") {
             guard let weight = WorkspaceSearch.weight(of: entry.path), weight == 1 else { continue }
             let all = lines(of: entry.path)
-            let name = ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension.replacingOccurrences(of: "-", with: " ")
-            let title = all.first { $0.hasPrefix("# ") } ?? ""
-            let documentTerms = Set(SearchTerms.terms(of: name + " " + title))
+            let documentTerms = Self.documentTerms(entry.path, lines: all)
             for (index, line) in all.enumerated() where line.hasPrefix("##") {
                 let heading = Set(SearchTerms.terms(of: line))
                 let own = topic.intersection(heading)

@@ -43,7 +43,7 @@ public final class StampWalk: @unchecked Sendable {
         pending = [Pending(parent: nil, name: "", relative: "")]
     }
 
-    /// Works on the walk until nothing is left to take; returns once the whole walk is done.
+    /// Takes part in the walk until nothing is left to take; returns once the whole walk is done.
     public func help() {
         condition.lock()
         helpers += 1

@@ -47,7 +47,7 @@ extension RemoteEndpoint {
             if fetched[path] == nil && position >= fetchedUpTo { try fetch(from: position) }
             if let result = fetched.removeValue(forKey: path) {
                 let bytes = try result.get()
-                // Trust nothing from the wire: the bytes must be what the index said.
+                // Nothing from the wire is taken on trust: the bytes must be what the index said.
                 guard ContentHash(of: bytes).hex == expected else { throw SyncError.changed(path) }
                 return bytes
             }
@@ -56,7 +56,7 @@ extension RemoteEndpoint {
         request.path = path
         request.expected = expected
         let bytes = Array(try send(request).content ?? Data())
-        // Trust nothing from the wire: the bytes must be what the index said.
+        // Nothing from the wire is taken on trust: the bytes must be what the index said.
         guard ContentHash(of: bytes).hex == expected else { throw SyncError.changed(path) }
         return bytes
     }
