@@ -224,7 +224,7 @@ model-stop:
 # `make eval` scores the agents on a real model (docs/eval.md), on its task sets in turn: the
 # public one in Tests/Eval (documents of invented facts dropped in Research/ under `relay watch`,
 # questions through `relay ask`, follow-up questions written into a chat file), then the general
-# set's dev parts (Tests/Eval/general-dev, general-dev2 and general-dev3, tuned on) and held-out parts
+# set's dev parts (Tests/Eval/general-dev, general-dev2, general-dev3 and general-dev4, tuned on) and held-out parts
 # (Tests/Eval/general-heldout and general-heldout2, each committed before tuning, run only to
 # report): questions of every kind (issue 32). The template's
 # relay against one plain agent, on each model of EVAL_MODELS (smollm2: `make model`; gemma: `make
@@ -233,7 +233,7 @@ model-stop:
 # EVAL_ARGS passes options to every set, e.g. EVAL_SETS=public EVAL_ARGS="--tasks brindle,q-run --keep".
 EVAL_MODELS ?= smollm2
 EVAL_ARGS ?=
-EVAL_SETS ?= public general-dev general-dev2 general-dev3 general-heldout general-heldout2
+EVAL_SETS ?= public general-dev general-dev2 general-dev3 general-dev4 general-heldout general-heldout2
 EVAL_GENERAL_CONFIGS ?= relay,solo
 GEMMA_PORT ?= 8081
 
@@ -251,8 +251,8 @@ eval: deps
 	  for set in $(EVAL_SETS); do \
 	    case "$$set" in \
 	      public) dir=Tests/Eval; out=".build/eval/$$m"; configs="" ;; \
-	      general-dev|general-dev2|general-dev3|general-heldout|general-heldout2) dir="Tests/Eval/$$set"; out=".build/eval/$$m-$$set"; configs="--configs $(EVAL_GENERAL_CONFIGS)" ;; \
-	      *) echo "EVAL_SETS: unknown task set '$$set' (public, general-dev, general-dev2, general-dev3, general-heldout, general-heldout2)"; exit 2 ;; \
+	      general-dev|general-dev2|general-dev3|general-dev4|general-heldout|general-heldout2) dir="Tests/Eval/$$set"; out=".build/eval/$$m-$$set"; configs="--configs $(EVAL_GENERAL_CONFIGS)" ;; \
+	      *) echo "EVAL_SETS: unknown task set '$$set' (public, general-dev, general-dev2, general-dev3, general-dev4, general-heldout, general-heldout2)"; exit 2 ;; \
 	    esac; \
 	    echo; echo "▶ eval on $$m ($$url): task set $$set ($$dir)"; \
 	    env $${name:+RELAY_MODEL=$$name} "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" \

@@ -2346,7 +2346,7 @@ func selfTest(_ options: Options) -> Bool {
     }
 
     // The task sets themselves: the one --tasks-dir names (Tests/Eval by default) and, beside
-    // the public one, its general parts (general-dev, general-dev2, general-dev3: tuned on; general-heldout,
+    // the public one, its general parts (general-dev … general-dev4: tuned on; general-heldout,
     // general-heldout2: run only to report).
     if let tasksDir = try? locate(options, needRelay: false).tasksDir {
         var folders = [tasksDir]
