@@ -282,6 +282,56 @@ import WorkspaceCore
         #expect(RunExecutor.clauseName(before: 60, in: line.text) == "Holm Timber", "no name in its own clause: the sentence before names it")
     }
 
+    /// A plain-text invoice as `pdftotext -layout` writes it: the spaces of two rows squeezed.
+    static let invoice = """
+        HARROW & DAUGHTERS - HARDWARE
+        21 Market Street, Brennock
+
+        INVOICE  HD-2210
+        Date: 17 June 2027
+
+        Qty Item                         Each    Line
+         1 Smoker fuel pellets, 2 kg bag        6.40   6.40
+         2 Galvanised mesh, 1 m roll              8.95   17.90
+         1 Brass padlock, 40 mm, two keys         11.20 11.20
+         1 Ratchet straps, pack of 4          10.25 10.25
+
+        Subtotal (thalers)                       45.75
+        TOTAL DUE (thalers)                      54.90
+
+        """
+
+    @Test func aTableLaidOutWithSpacesIsReadAsRowsUnderItsHeaderAndALabelWithAValueIsNoTable() {
+        let lines = Self.invoice.components(separatedBy: "\n")
+        #expect(Evidence.tableRow(at: 7, in: lines) == "Qty: 1; Item: Smoker fuel pellets, 2 kg bag; Each: 6.40; Line: 6.40")
+        #expect(Evidence.tableRow(at: 9, in: lines) == "Qty: 1; Item: Brass padlock, 40 mm, two keys; Each: 11.20; Line: 11.20",
+                "squeezed spaces: the numbers that open and close the row are its cells")
+        #expect(Evidence.tableRow(at: 10, in: lines) == "Qty: 1; Item: Ratchet straps, pack of 4; Each: 10.25; Line: 10.25",
+                "the 4 is the item's: the header leaves two closing numbers")
+        #expect(Evidence.tableRow(at: 6, in: lines) == nil, "the header is no row")
+        #expect(Evidence.tableRow(at: 12, in: lines) == nil, "a label and a value are no table")
+        #expect(Evidence.tableRow(at: 4, in: lines) == nil, "a line of prose with a date is no row")
+        let spaced = ["Date        Item            Unit price   Paid", "3 May       Seed potatoes   2.10         4.20", "9 May       Twine           1.50         1.50"]
+        #expect(Evidence.tableRow(at: 2, in: spaced) == "Date: 9 May; Item: Twine; Unit price: 1.50; Paid: 1.50", "a header name of two words")
+    }
+
+    @Test func theDearestThingOnAnInvoiceTheRequestNamesIsReadFromItsTableAndAListOfWhatIGotIsItsRows() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Note\n\n- Harrow's for odds and ends (invoice in Research).\n"],
+                                         files: ["Research/harrow-invoice-HD-2210.txt": Self.invoice])
+        let (dearest, _) = try await Self.ask("What was the dearest thing on the Harrow invoice?", in: scratch)
+        #expect(dearest.hasPrefix("Brass padlock, 40 mm, two keys — 11.20, the highest of 4 (Research/harrow-invoice-HD-2210.txt:10)"),
+                "the Each column (every Qty is 1: no column to decide by): \(dearest)")
+        let (list, _) = try await Self.ask("What did I get at Harrow's?", in: scratch)
+        for item in ["pellets", "mesh", "padlock", "straps"] { #expect(list.contains(item), "\(item): \(list)") }
+        #expect(!list.contains("TOTAL"), "\(list)")
+    }
+
+    @Test func amountsInOneLineAreComparedEachNamedByItsClauseAndTheirTotalIsNotOneOfThem() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(2): "# Note\n\n- Extracted the honey. Hive 1 gave only 5 kg, hive 2 gave 9 kg and hive 4 gave 13 kg: 27 kg in all.\n"])
+        let (answer, _) = try await Self.ask("Which hive gave me the most honey?", in: scratch)
+        #expect(answer.hasPrefix("hive 4 gave — 13 kg, the highest of 3"), "27 kg is the total, not a hive's: \(answer)")
+    }
+
     @Test func aCSVIsReadAsItsTableAndARowIsCitedByItsLineInTheFile() async throws {
         let csv = "\u{FEFF}\"date\",\"market\",\"jars_sold\",\"takings\"\r\n\"2027-05-08\",\"Square, north side\",\"18\",\"63.00\"\r\n"
             + "\"2027-05-15\",\"The \"\"Food\"\" Fair\",\"41\",\"143.50\"\r\n\"2027-05-22\",\"Square, north side\",\"24\",\"84.00\"\r\n"

@@ -152,7 +152,7 @@ struct Evidence {
 
     /// A Markdown table row read with its header: "| Northgate | 2,950 |" under "| Supplier |
     /// Quote |" is "Supplier: Northgate; Quote: 2,950". Nil for a line that is no table row, or
-    /// is the header itself.
+    /// is the header itself. A table laid out with spaces is read as one (`AlignedTable`).
     static func tableRow(at index: Int, in lines: [String]) -> String? {
         func cells(_ line: String) -> [String]? {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -161,7 +161,10 @@ struct Evidence {
             if inner.hasSuffix("|") { inner = inner.dropLast() }
             return inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        guard lines.indices.contains(index), let row = cells(lines[index]), !isTableRule(lines[index].trimmingCharacters(in: .whitespaces)) else { return nil }
+        guard lines.indices.contains(index), let row = cells(lines[index]), !isTableRule(lines[index].trimmingCharacters(in: .whitespaces)) else {
+            // A table laid out with spaces (a plain-text invoice) is read the same way.
+            return AlignedTable.row(at: index, in: lines)
+        }
         var start = index
         while start > 0, cells(lines[start - 1]) != nil { start -= 1 }
         guard start + 1 < lines.count, isTableRule(lines[start + 1].trimmingCharacters(in: .whitespaces)), start != index,
@@ -172,11 +175,18 @@ struct Evidence {
         return pairs.isEmpty ? nil : pairs.joined(separator: "; ")
     }
 
-    /// Every row of the table `line` belongs to, read with the header.
+    /// Every row of the table `line` belongs to (in Markdown, or laid out with spaces), read with the header.
     func tableRows(around line: RetrievedLine) -> [RetrievedLine] {
         let all = lines(of: line.path)
         let index = line.line - 1
-        guard all.indices.contains(index), all[index].trimmingCharacters(in: .whitespaces).hasPrefix("|") else { return [] }
+        guard all.indices.contains(index), all[index].trimmingCharacters(in: .whitespaces).hasPrefix("|") else {
+            guard let table = AlignedTable.table(around: index, in: all) else { return [] }
+            return table.rows.compactMap { number in
+                AlignedTable.row(at: number, in: all).map {
+                    RetrievedLine(path: line.path, line: number + 1, text: $0, score: Self.structural, heading: Self.heading(above: number, in: all))
+                }
+            }
+        }
         var start = index, end = index
         while start > 0, all[start - 1].trimmingCharacters(in: .whitespaces).hasPrefix("|") { start -= 1 }
         while end + 1 < all.count, all[end + 1].trimmingCharacters(in: .whitespaces).hasPrefix("|") { end += 1 }
@@ -185,6 +195,23 @@ struct Evidence {
                 RetrievedLine(path: line.path, line: number + 1, text: $0, score: Self.structural, heading: Self.heading(above: number, in: all))
             }
         }
+    }
+
+    /// The tables of the file at `path`, each as its rows read with the header, in order.
+    func tables(in path: String) -> [[RetrievedLine]] {
+        let all = lines(of: path)
+        var found: [[RetrievedLine]] = []
+        var index = 0
+        while index < all.count {
+            let rows = Self.tableRow(at: index, in: all) == nil ? [] : tableRows(around: RetrievedLine(path: path, line: index + 1, text: all[index], score: 0))
+            if rows.count >= 2, let last = rows.last {
+                found.append(rows)
+                index = last.line
+            } else {
+                index += 1
+            }
+        }
+        return found
     }
 
     // MARK: A document the request names

@@ -81,6 +81,8 @@ enum RequestRules {
         "who have i invited", "who did i invite", "who have we invited", "who did we invite",
         // "What's on in March?", "What is left on my list?": the events, the open items.
         "what is on ", "what is left ", "on my list",
+        // "What did I get at the hardware shop?": a purchase is seldom one thing.
+        "what did i buy", "what did i get at", "what did i order", "what have i bought", "what have i ordered", "what did we buy",
         // "What's new in 3.2?", "What changed in the lease?": every change.
         "what is new", "what are the new", "what changed", "what has changed", "what have they changed",
     ]

@@ -31,6 +31,11 @@ extension RelayRunner {
             // "What's new in 3.2?", "the action items from the minutes": the section named.
             let section = evidence.section(namedBy: Support.topicTerms(of: manifest.requestLead), limit: Self.mostEvidence)
             if section.count >= 2 { return section }
+            // "What did I get at the hardware shop?": the rows of the table of the document named (an invoice).
+            if let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead)),
+               let table = evidence.tables(in: document).max(by: { $0.count < $1.count }) {
+                return Array(table.prefix(Self.mostEvidence))
+            }
         case .summarise?:
             if let days = analysis?.days {
                 let lines = evidence.noteLines(in: days)
@@ -77,11 +82,22 @@ extension RelayRunner {
             // line that only names the topic does not decide.
             let holding = widened.filter { line in Claims.extract(from: line.text).contains { $0.kind == .number || $0.kind == .date } }
             // Among the best few, a line that holds two prices compares them itself ("Holm Timber
-            // ask 38.50 euros; Brackley charges 34.75 euros").
-            let comparing = asksPrice ? holding.prefix(8).first { RunExecutor.amounts(in: [.init(text: $0.text, source: nil)]).filter(\.isMoney).count >= 2 } : nil
+            // ask 38.50 euros; Brackley charges 34.75 euros"), as does one with two amounts in one
+            // unit for other questions ("hive 2 gave 9 kg and hive 4 gave 13 kg").
+            let comparing = holding.prefix(asksPrice ? 8 : 3).first { line in
+                let amounts = RunExecutor.comparable(RunExecutor.amounts(in: [.init(text: line.text, source: nil)]))
+                return amounts.count >= 2 && (!asksPrice || amounts.allSatisfy(\.isMoney))
+            }
             // The first of the best three that is one of several (a row, an item of a list of
             // amounts) decides: "Makes one loaf of 900 g" above the ingredients does not.
             var rows: [RetrievedLine] = [], items: [RetrievedLine] = []
+            // "The dearest thing on the invoice": the longest table of the document the request
+            // names, whatever lines share its words.
+            let compared = Support.topicTerms(of: manifest.requestLead).subtracting(RunExecutor.moneyWords)
+                .subtracting(SearchTerms.terms(of: RequestRules.compareWords.map(\.phrase).joined(separator: " ")))
+            if let document = evidence.document(namedBy: compared), let table = evidence.tables(in: document).max(by: { $0.count < $1.count }) {
+                rows = table
+            }
             for best in holding.prefix(3) where rows.isEmpty && items.isEmpty {
                 rows = evidence.tableRows(around: best)
                 items = rows.count >= 2 ? [] : evidence.quantityItems(around: best)

@@ -42,12 +42,13 @@ extension RunExecutor {
             }
         } else {
             let amounts = Self.amounts(in: lines)
-            if let first = amounts.first, amounts.filter({ $0.line == first.line && $0.isMoney == first.isMoney }).count >= 2 {
-                // The best line that holds a value holds several ("Holm Timber ask 38.50 euros;
-                // Brackley charges 34.75 euros"): they are compared, each named by its clause.
+            if let first = amounts.first, case let several = Self.comparable(amounts.filter { $0.line == first.line }), several.count >= 2 {
+                // The best line that holds a value holds several in one unit ("Holm Timber ask
+                // 38.50 euros; Brackley charges 34.75 euros"): they are compared, each named by
+                // its clause.
                 let text = lines[first.line].text
-                for amount in amounts where amount.line == first.line && amount.isMoney == first.isMoney {
-                    labels[items.count] = Self.clauseName(before: amount.offset, in: text)
+                for amount in several {
+                    labels[items.count] = Self.clauseLabel(before: amount.offset, in: text)
                     items.append((amount.value, amount.shown, amount.line))
                 }
             } else {
@@ -100,8 +101,11 @@ extension RunExecutor {
         // no "Paid out"), so the first row alone may lack the column asked about.
         var headers: [String] = []
         for row in rows { for cell in row where !headers.contains(cell.header) { headers.append(cell.header) } }
+        // A column whose rows all hold the same value ("Qty: 1" on every line of an invoice)
+        // cannot decide a comparison.
         let numeric = headers.filter { header in
-            rows.filter { row in row.contains { $0.header == header && fits($0.value) } }.count >= 2
+            let values = rows.compactMap { row in row.first { $0.header == header && fits($0.value) }?.value }
+            return values.count >= 2 && Set(values).count >= 2
         }
         let asked = Set(SearchTerms.terms(of: question))
         if let named = numeric.first(where: { !Set(SearchTerms.terms(of: $0)).isDisjoint(with: asked.subtracting(moneyWords)) }) { return named }
@@ -112,8 +116,13 @@ extension RunExecutor {
             (header, Set(SearchTerms.terms(of: header)).intersection(asked).count + Set(RequestRules.words(of: header)).intersection(plain).count)
         }.filter { $0.1 > 0 }
         if let best = shared.max(by: { $0.1 < $1.1 }), shared.filter({ $0.1 == best.1 }).count == 1 { return best.0 }
-        if !asked.isDisjoint(with: moneyWords), let price = numeric.first(where: { !Set(SearchTerms.terms(of: $0.lowercased())).isDisjoint(with: moneyHeaders) }) {
-            return price
+        if !asked.isDisjoint(with: moneyWords) {
+            if let price = numeric.first(where: { !Set(SearchTerms.terms(of: $0.lowercased())).isDisjoint(with: moneyHeaders) }) { return price }
+            // An invoice's "Each": the first column whose every value is written with cents.
+            let cents = numeric.first { header in
+                rows.allSatisfy { row in row.first { $0.header == header }.map { $0.value.range(of: #"\d\.\d\d\b"#, options: .regularExpression) != nil } ?? true }
+            }
+            if let cents { return cents }
         }
         return numeric.first
     }
@@ -122,7 +131,9 @@ extension RunExecutor {
     static func isAmount(_ cell: String) -> Bool {
         let text = cell.trimmingCharacters(in: .whitespaces)
         guard text.first?.isNumber == true || "€$£¥".contains(text.first ?? " ") else { return false }
-        return Claims.extract(from: text).first?.kind != .date && ValueSpans.find(.time, in: text).isEmpty
+        // "6.40" alone is an amount (a price column); a time has a colon or says am or pm.
+        let time = ValueSpans.find(.time, in: text).first
+        return Claims.extract(from: text).first?.kind != .date && (time == nil || (time == text && !text.contains(":") && !text.contains(where: \.isLetter)))
     }
 
     /// A cell's moment, to order by: a date (with its time, if any), else a time of day (minutes).
@@ -151,6 +162,26 @@ extension RunExecutor {
     static func unit(inHeader header: String) -> String {
         guard let open = header.firstIndex(of: "("), let close = header.lastIndex(of: ")"), open < close else { return "" }
         return " " + header[header.index(after: open)..<close]
+    }
+
+    /// The amounts of one line that compare with each other: those in the unit of the first
+    /// (money with money), without a total of them ("27 kg in all", "Total: 44.16").
+    static func comparable(_ amounts: [Amount]) -> [Amount] {
+        guard let first = amounts.first else { return [] }
+        func unit(_ amount: Amount) -> String { amount.isMoney ? "money" : amount.unit ?? amount.prefix }
+        return amounts.filter { unit($0) == unit(first) && $0.line == first.line && !$0.totalled }
+    }
+
+    /// What a value of several in one line is: the words of its clause before it when they hold
+    /// a number of their own ("hive 4 gave 13 kg": hive 4), else the name of its clause.
+    static func clauseLabel(before offset: Int, in line: String) -> String? {
+        let bytes = Array(line.utf8)
+        let head = String(decoding: bytes[..<min(offset, bytes.count)], as: UTF8.self)
+        let clause = head.components(separatedBy: CharacterSet(charactersIn: ",;:.!?")).last?
+            .components(separatedBy: " and ").last?.trimmingCharacters(in: .whitespaces) ?? ""
+        let words = clause.split(separator: " ")
+        if clause.contains(where: \.isNumber), (1...6).contains(words.count) { return clause }
+        return clauseName(before: offset, in: line)
     }
 
     /// The name that says whose a value in `line` is: the last name before it in its clause

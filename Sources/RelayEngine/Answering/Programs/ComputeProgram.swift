@@ -55,6 +55,8 @@ extension RunExecutor {
         var line: Int
         /// Where it starts in its line (UTF-8 bytes).
         var offset = 0
+        /// The total of amounts beside it ("27 kg in all", "Total: 44.16"), not one of them.
+        var totalled = false
 
         var isMoney: Bool { !prefix.isEmpty || unit.map { AnswerEvidence.isCurrency($0, after: number) } == true }
     }
@@ -75,19 +77,25 @@ extension RunExecutor {
                 let currencyBefore = AnswerEvidence.moneyBefore.contains(before.lowercased()) && bytes[..<found.offset].last == UInt8(ascii: " ")
                 let unit = AnswerEvidence.anyUnit.contains(word) || AnswerEvidence.isCurrency(word, after: text) ? word : nil
                 guard symbol || currencyBefore || unit != nil, let value = Calculator.number(text) else { continue }
+                let following = (unit == nil ? after : String(after.drop { $0 == " " }.drop { $0 != " " })).lowercased().trimmingCharacters(in: .whitespaces)
+                let preceding = String(decoding: bytes[..<found.offset].suffix(16), as: UTF8.self).lowercased()
+                let totalled = totalWords.contains { following.hasPrefix($0) } || preceding.contains("total")
                 if currencyBefore {
                     result.append(Amount(value: value, number: text, shown: before + " " + text, prefix: before + " ", unit: nil, line: index,
-                                         offset: found.offset))
+                                         offset: found.offset, totalled: totalled))
                     continue
                 }
                 let prefix = symbol ? String(text.prefix(1)) : ""
                 let number = symbol ? String(text.dropFirst()) : text
                 result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index,
-                                     offset: found.offset))
+                                     offset: found.offset, totalled: totalled))
             }
         }
         return result
     }
+
+    /// Words after an amount that make it the total of others beside it ("27 kg in all").
+    static let totalWords = ["in all", "in total", "altogether", "all told", "total", "combined", "between them"]
 
     /// One amount for each thing the request joins with "and" or commas ("the kettle and the
     /// toaster"): the first amount of the line that best covers that part's words.
