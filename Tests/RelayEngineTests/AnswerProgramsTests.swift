@@ -179,6 +179,23 @@ import WorkspaceCore
         #expect(no.contains("chimney sweep"))
     }
 
+    @Test func whatIDidIsDecidedByMyNotesEvenWithoutAValueAndADayStillToComeIsNotYet() async throws {
+        let later = DayWords.string(DayWords.calendar.date(byAdding: .day, value: 5, to: DayWords.date(Self.day(0))!)!)
+        let scratch = try Self.workspace(notes: [
+            Self.day(9): "# Notes\n\n- Harrow's for odds and ends (invoice in Research, on account).\n- Quote came through: 489 thalers for the extractor, delivered next week.\n",
+            Self.day(4): "# Notes\n\n- [x] paid Harrow's invoice by bank transfer\n",
+            Self.day(2): "# Notes\n\n- Email from Gideon: the extractor is delayed, it now comes on \(later).\n",
+        ], files: [
+            "Research/harrow-invoice.md": "# HARROW & DAUGHTERS\n\nTerms: payment of 54.90 thalers within 30 days to Harrow & Daughters.\n",
+            "Research/minutes.md": "# Minutes\n\n14 members have not yet paid; subscriptions (28 thalers) are due by 30 June.\n",
+        ])
+        let (paid, _) = try await Self.ask("Have I paid Harrow's yet?", in: scratch)
+        #expect(paid == "Yes — “[x] paid Harrow's invoice by bank transfer” (Journal/user/\(Self.day(4)).md:3)",
+                "the note that holds no amount decides, not the invoice's terms nor a “not yet” of others: \(paid)")
+        let (come, _) = try await Self.ask("Has the extractor come yet?", in: scratch)
+        #expect(come.hasPrefix("No — “Email from Gideon"), "the newest note decides, and it puts the day still to come: \(come)")
+    }
+
     @Test func aListItemRunningOverTwoLinesIsOneItemAndLinesThatShareOneWordAreNoItems() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(2): "# Notes\n\n- Hedda rang: the anniversary party is on Saturday at the boathouse.\n  Coming: Yusuf, Amalie and Tobiah Renk.\n- Need to buy a card for Hedda.\n",

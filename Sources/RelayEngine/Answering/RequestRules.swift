@@ -38,6 +38,19 @@ enum RequestRules {
         "a round-up", "round up", "a roundup", "a review of my",
     ]
 
+    /// The things arithmetic is over, as the request names them: joined with "and" or commas
+    /// ("the boiler repair and the new tiles"), or "from" one "to" another ("from the delivery to
+    /// the show"). One part when it names them no such way.
+    static func operandParts(_ question: String) -> [String] {
+        let lowered = question.lowercased()
+        let parts = lowered.components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
+        if parts.count >= 2 { return parts }
+        if let from = lowered.range(of: " from "), let to = lowered.range(of: " to ", range: from.upperBound..<lowered.endIndex) {
+            return [String(lowered[..<to.lowerBound]), String(lowered[to.upperBound...])]
+        }
+        return parts
+    }
+
     /// Phrases of arithmetic, and the operation each means. "How many days until" counts days
     /// from today; "in total" adds what the notes hold.
     static let computePhrases: [(phrase: String, operation: RequestAnalysis.Operation)] = [

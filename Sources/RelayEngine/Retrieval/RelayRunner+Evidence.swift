@@ -58,7 +58,14 @@ extension RelayRunner {
         }
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] } + ["Relay"])
         // "What is his email address?": the person is the one the previous answer named.
-        let query = manifest.searchQuery(ignoring: ignoring)
+        var query = manifest.searchQuery(ignoring: ignoring)
+        if analysis?.kind == .yesNo {
+            // "Have I paid the shop yet?": "yet" asks how things stand; a line that says "not yet"
+            // of something else is no evidence.
+            query = query.split(separator: " ").filter { word in
+                !RunExecutor.stillWords.contains(word.lowercased().trimmingCharacters(in: .punctuationCharacters))
+            }.joined(separator: " ")
+        }
         // The chat itself is not searched: its last exchange is given whole, the rest is old answers.
         let excluded: Set<String> = manifest.chatFile.isEmpty ? [] : [manifest.chatFile]
         let wide = [.list, .summarise, .compare, .compute].contains(analysis?.kind)
@@ -72,7 +79,10 @@ extension RelayRunner {
         let found = WorkspaceSearch(workspace: workspace).lines(matching: query, context: previous ?? (asksPrice ? RunExecutor.moneyWordsText : nil),
                                                                 limit: keep * Self.retrievalPool, excluding: excluded)
         let widened = self.widened(found, evidence: evidence)
-        let judge = AnswerEvidence(question: query, previous: previous, ignoring: ignoring, asked: analysis?.value?.asked)
+        // A yes/no question asks for no value: the line that decides it holds none as often as not
+        // ("[x] paid the invoice"), so lines are not ranked by the values they hold.
+        let judge = AnswerEvidence(question: query, previous: previous, ignoring: ignoring,
+                                   asked: analysis?.kind == .yesNo ? .any : analysis?.value?.asked)
         var ranked = judge.rerank(widened, keep: keep)
         if analysis?.kind == .compare {
             // A comparison is over the things the best line is one of: every row of its table,
@@ -207,7 +217,7 @@ extension RelayRunner {
     /// chooses. One search for the whole request finds lines about both words at once, seldom
     /// the two lines that hold the operands.
     private func operandLines(_ ranked: [RetrievedLine], question: String, dates: Bool, excluded: Set<String>, evidence: Evidence) -> [RetrievedLine] {
-        let parts = question.lowercased().components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
+        let parts = RequestRules.operandParts(question)
         guard parts.count >= 2 else { return ranked }
         var found: [RetrievedLine] = []
         for part in parts {

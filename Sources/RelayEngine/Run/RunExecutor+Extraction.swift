@@ -272,7 +272,8 @@ extension RunExecutor {
         if case .subtask(_, _, let text) = part { subtask = text }
         // A question that asks for a name, a date or a number is offered the lines that hold one.
         let ignoring = Set(manifest.roster.flatMap { [$0.name, $0.id] })
-        let holding = retrieved.filter { line in
+        // A yes/no question asks for no value: its deciding line need hold none ("[x] paid the invoice").
+        let holding = manifest.analysis?.kind == .yesNo ? [] : retrieved.filter { line in
             ([manifest.request] + (subtask.map { [$0] } ?? [])).contains { AnswerCandidates.holdsAnswer(to: $0, line: line.text, ignoring: ignoring) }
         }
         // The lines the workspace's structure gave (a table's rows) stay, holding or not.

@@ -100,8 +100,7 @@ extension RunExecutor {
     /// One amount for each thing the request joins with "and" or commas ("the kettle and the
     /// toaster"): the first amount of the line that best covers that part's words.
     static func operandsByPart(question: String, amounts: [Amount], lines: [SourcedLine]) -> [Amount] {
-        let lowered = question.lowercased()
-        let parts = lowered.components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
+        let parts = RequestRules.operandParts(question)
         guard parts.count >= 2 else { return [] }
         var chosen: [Amount] = []
         var used: Set<String> = []

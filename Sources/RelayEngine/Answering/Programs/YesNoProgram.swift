@@ -21,6 +21,13 @@ extension RunExecutor {
         }
         guard !about.isEmpty else { return notFound("no line found decides it", closest: lines) }
         let words = Set(RequestRules.words(of: manifest.requestLead))
+        // "Have I paid the hardware shop yet?", "Has the parcel come yet?": what the person did,
+        // and how things stand now, are in the person's dated notes — not in a document about
+        // the thing (the invoice's letterhead, a handbook's rule), when a note speaks of it.
+        if !words.isDisjoint(with: RequestRules.firstPerson) || !words.isDisjoint(with: Self.stillWords) {
+            let own = about.filter { Self.day(of: lines[$0].source) != nil }
+            if !own.isEmpty { about = own }
+        }
         if !words.isDisjoint(with: Self.stillWords) {
             // "Is the boiler still broken?": how things stand now — the newest note about it
             // decides; one that says the state ended ("fixed the boiler") says no.
@@ -30,22 +37,36 @@ extension RunExecutor {
                Self.endsAState(line.text, asked: question) {
                 return "No — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
             }
-            about = [newest] + about.filter { $0 != newest }
+            // The newest note decides alone: offered older ones beside it, a 135M model as often
+            // takes the older state.
+            about = Self.day(of: line.source) != nil ? [newest] : [newest] + about.filter { $0 != newest }
         }
         let offered = Array(about.prefix(Self.answerChoices))
         let index = try await choose(step, agent: agent, options: offered.map { lines[$0].text }, question: "Which line decides the question?",
                                      context: "", restored: restored, tally: &tally)
         let line = lines[offered[index]]
-        let verdict = Self.polarity(of: line.text, about: topic) ? "Yes" : "No"
+        var verdict = Self.polarity(of: line.text, about: topic) ? "Yes" : "No"
+        // "Has the extractor come yet?" — "it now comes on Friday 2 July": a day still to come says not yet.
+        if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), Self.laterThanToday(line.text, today: RelayRunner.today(manifest.localDate)) {
+            verdict = "No"
+        }
         return "\(verdict) — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
     }
 
+    /// Whether `line` gives a day after `today` (as `yyyy-MM-dd`).
+    static func laterThanToday(_ line: String, today: String) -> Bool {
+        guard let now = DayWords.date(today) else { return false }
+        return Claims.extract(from: line).contains { claim in
+            claim.kind == .date && (DayWords.parse(claim.text, today: today).map { $0 > now } ?? false)
+        }
+    }
+
     /// Words that make a line deny what it speaks of. Why each: plain negations; "forgot",
-    /// "missed", "cancelled", "postponed" and "not yet" deny that a thing was done; an open task
+    /// "missed", "cancelled", "postponed", "delayed" and "not yet" deny that a thing was done; an open task
     /// marker says it is still to do.
     static let negations: [String] = [
         " not ", "n't ", " never ", " no ", " none ", " nobody ", " nothing ", " forgot ", " forgotten ", " missed ", " cancelled ",
-        " canceled ", " postponed ", " not yet ", " failed to ", " unable to ", " without ",
+        " canceled ", " postponed ", " delayed ", " held up ", " not yet ", " failed to ", " unable to ", " without ",
     ]
 
     /// Words of a question about how things stand now.
