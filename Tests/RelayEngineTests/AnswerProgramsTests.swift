@@ -215,6 +215,22 @@ import WorkspaceCore
         #expect(answer.contains("Relay's calculator"))
     }
 
+    @Test func aSumOverATableIsItsNamedColumnOverTheRowsOfTheMonthAsked() async throws {
+        let csv = "date,market,jars_sold,takings\n2027-05-22,Square,24,84.00\n2027-06-12,Square,31,108.50\n2027-06-19,Square,26,91.00\n2027-06-26,Corve Fair,38,133.00\n"
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Best market of June: 38 jars, sold out by eleven.\n"],
+                                         files: ["Research/stall-takings.csv": csv])
+        let (answer, _) = try await Self.ask("How much did I take at the markets in June 2027 altogether?", in: scratch)
+        #expect(answer.hasPrefix("332.50 — the takings of 3 rows (Research/stall-takings.csv:3 to Research/stall-takings.csv:5)"),
+                "May's row left out, the jars column not added: \(answer)")
+    }
+
+    @Test func daysFromOneThingToAnotherTakeOneDayOfEachThingsStatement() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Quote for the extractor: 489 thalers. Delivery was due 21 June 2027 · The new delivery date is Friday 2 July 2027.\n",
+                                                 Self.day(2): "# Notes\n\n- The honey show is on Saturday 7 August 2027 in the Village Hall.\n"])
+        let (answer, _) = try await Self.ask("How many days are there from the extractor delivery to the honey show?", in: scratch)
+        #expect(answer.hasPrefix("36 days — between 2 July 2027"), "the new delivery date, not the old one: \(answer)")
+    }
+
     @Test func twoPricesInOneLineAreTheTwoOperandsEachNearItsName() async throws {
         let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Dorian from Eastmill dropped in. Their price is fl 38.50 a 25 kg sack; Westmill charges fl 34.75.\n"])
         let (answer, _) = try await Self.ask("How much more a sack does Eastmill charge than Westmill?", in: scratch)

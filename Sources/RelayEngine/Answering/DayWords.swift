@@ -59,6 +59,8 @@ enum DayWords {
             let number = months.firstIndex(of: month)! + 1
             var year = calendar.component(.year, from: now)
             if number > calendar.component(.month, from: now) { year -= 1 }
+            // "in June 2027": the year said.
+            if let range = text.range(of: "\(month) "), let said = Int(text[range.upperBound...].prefix(4)), (1900...2200).contains(said) { year = said }
             guard let first = calendar.date(from: DateComponents(year: year, month: number, day: 1)),
                   let last = calendar.date(byAdding: DateComponents(month: 1, day: -1), to: first) else { return nil }
             return days(first, last, month.capitalized)

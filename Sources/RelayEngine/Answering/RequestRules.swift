@@ -287,10 +287,11 @@ enum RequestRules {
     }
 
     /// "in total" of one amount ("What did the total come to?") is a lookup; a sum needs two
-    /// things to add: "and", a comma, or a plural after "all".
+    /// things to add: "and", a comma, a plural after "all", or a plural noun ("at the markets in
+    /// June altogether").
     private static func hasTwoAmounts(_ text: String) -> Bool {
         text.contains(" and ") || text.contains(",") || text.contains(" both ") || text.contains(" all ") || text.contains(" my ")
-            || text.contains(" two ")
+            || text.contains(" two ") || text.split(separator: " ").contains { isPlural(String($0)) }
     }
 
     /// Whether `text` compares with `phrase`: a weak one ("first", "last", "most") only after

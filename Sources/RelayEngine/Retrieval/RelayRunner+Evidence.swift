@@ -133,6 +133,25 @@ extension RelayRunner {
             let holding = widened.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
             ranked = Array((holding + ranked.filter { line in !holding.contains(line) }).prefix(max(keep, min(holding.count, keep + 2))))
         }
+        if let analysis, analysis.kind == .compute, analysis.operation == .sum, RequestRules.operandParts(query).count < 2 {
+            // "How much did I take at the markets in June altogether?": a column of a table's
+            // rows — those of the days asked about, when the rows are dated.
+            let today = RelayRunner.today(manifest.localDate)
+            if let row = widened.prefix(6).first(where: { !evidence.tableRows(around: $0).isEmpty }) {
+                var rows = evidence.tableRows(around: row)
+                if let days = analysis.days {
+                    let dated = rows.filter { line in Claims.extract(from: line.text).contains { $0.kind == .date && DayWords.parse($0.text, today: today) != nil } }
+                    if dated.count == rows.count {
+                        rows = rows.filter { line in
+                            Claims.extract(from: line.text).contains { claim in
+                                claim.kind == .date && (DayWords.parse(claim.text, today: today).map { days.contains(DayWords.string($0)) } ?? false)
+                            }
+                        }
+                    }
+                }
+                if rows.count >= 2 { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
+            }
+        }
         if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {
             ranked = operandLines(ranked, question: query, dates: analysis.operation == .daysBetween, excluded: excluded, evidence: evidence)
         }
@@ -232,6 +251,18 @@ extension RelayRunner {
             }
             if var line = holding {
                 line.score = Evidence.structural
+                // Of a line that joins several statements (context.md's line for a document:
+                // "Date: Monday 21 June · The new delivery date is Friday 2 July · …"), the one
+                // about this thing that holds the operand.
+                let pieces = AnswerEvidence.pieces(of: line.text).filter { piece in
+                    dates ? Claims.extract(from: piece).contains { $0.kind == .date }
+                          : !RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: piece, source: nil)]).isEmpty
+                }
+                // Of two as good, the later: a line that moves a thing says the new value last.
+                if pieces.count > 1, let best = pieces.reversed().max(by: { Support.coverage(of: topic, in: $0) < Support.coverage(of: topic, in: $1) }),
+                   Support.coverage(of: topic, in: best) > 0 {
+                    line.text = best.trimmingCharacters(in: .whitespaces)
+                }
                 found.append(line)
             }
         }

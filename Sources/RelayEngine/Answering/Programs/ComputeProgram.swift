@@ -18,6 +18,7 @@ extension RunExecutor {
             guard !matching.isEmpty else { return notFound("no line found speaks of it", closest: lines) }
             return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
         }
+        if operation == .sum, RequestRules.operandParts(question).count < 2, let summed = sumOfColumn(question: question, lines: lines) { return summed }
         var amounts = Self.amounts(in: lines)
         // Money with money: "25 kg" is no operand of a price — and a question of what things
         // cost is answered from amounts of money only.
@@ -43,6 +44,18 @@ extension RunExecutor {
         let sign = operation == .sum ? " + " : " − "
         let parts = operands.map { "\($0.shown) (\(lines[$0.line].source ?? "?"))" }.joined(separator: sign)
         return "\(operands.first?.prefix ?? "")\(shown)\(unit) — \(parts), \(operation == .sum ? "added" : "subtracted") by Relay's calculator"
+    }
+
+    /// The sum of the column the request names over the table rows handed on ("the takings of
+    /// the June markets"); nil when they are fewer than two rows.
+    private func sumOfColumn(question: String, lines: [SourcedLine]) -> String? {
+        guard let column = Self.column(for: question, in: lines) else { return nil }
+        let rows = lines.filter { Self.cells(of: $0.text)?.contains { $0.header == column } == true }
+        let values = rows.compactMap { line in Self.cells(of: line.text)?.first { $0.header == column }?.value }
+        guard values.count >= 2, let result = Calculator.apply(.sum, to: values.compactMap(Calculator.number)) else { return nil }
+        let shown = Calculator.format(result, like: values) + Self.unit(inHeader: column)
+        let first = rows.first?.source ?? "?", last = rows.last?.source ?? "?"
+        return "\(shown) — the \(column) of \(rows.count) rows (\(first) to \(last)): \(values.joined(separator: " + ")), added by Relay's calculator"
     }
 
     /// An amount of a line: its value, as written, its unit, and the line.
@@ -145,8 +158,14 @@ extension RunExecutor {
         }
         let words = " " + RequestRules.words(of: question).joined(separator: " ") + " "
         let fromToday = [" until ", " till ", " before ", " since ", " ago ", " left ", " away "].contains { words.contains($0) }
+        // From one thing to another ("from the delivery to the show"): one date of each thing's
+        // line — its last, as a line that moves a day gives the new one last ("due on 21 June,
+        // now comes on 2 July").
+        let onePerLine = RequestRules.operandParts(question).count >= 2
         for line in lines where dates.count < (fromToday ? 1 : 2) {
-            for claim in Claims.extract(from: line.text) where claim.kind == .date && dates.count < (fromToday ? 1 : 2) {
+            var found = Claims.extract(from: line.text).filter { $0.kind == .date }
+            if onePerLine { found = Array(found.suffix(1)) }
+            for claim in found where dates.count < (fromToday ? 1 : 2) {
                 if let day = DayWords.parse(claim.text, today: today), !dates.contains(where: { $0.day == day }) { dates.append((day, claim.text, line.source)) }
             }
         }
