@@ -318,7 +318,12 @@ enum RequestRules {
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
-        let found = valuePhrases.first { text.contains(" \($0.phrase) ") }?.value ?? .phrase
+        // A question word after the opening is of a clause that describes ("the person who took
+        // the minutes", "the day when …"): it does not say what is asked.
+        let opening = " " + text.split(separator: " ").prefix(5).joined(separator: " ") + " "
+        let found = valuePhrases.first { phrase in
+            questionWords.contains(phrase.phrase) ? opening.contains(" \(phrase.phrase) ") : text.contains(" \(phrase.phrase) ")
+        }?.value ?? .phrase
         // "What's her number?", "Ines's number": a person's number is their phone number.
         if text.range(of: #" (her|his|their|your|[a-z]+'s) (phone |mobile )?number "#, options: .regularExpression) != nil { return .phone }
         // "Who should I call about the door? I need the number.": the phone number.
@@ -361,6 +366,27 @@ enum RequestRules {
         case .url: "website"
         default: ""
         }
+    }
+
+    /// Words that ask for someone's details, not who they are: left out of the search for the
+    /// person a request describes ("the phone number of whoever is borrowing my extractor").
+    static let detailWords: Set<String> = Set(SearchTerms.terms(
+        of: "email e-mail mail address phone number mobile telephone ring call live lives living street road website contact reach"))
+
+    /// Words that describe someone instead of naming them, after the question's opening: "of
+    /// whoever is borrowing", "the person who took the minutes", "the beekeeper I'm mentoring".
+    static let describingMarkers = [" whoever ", " who ", " whom ", " that ", " i'm ", " i am ", " i've ", " i have ", " i "]
+
+    /// The search terms of the person `question` describes, when it describes one it does not
+    /// name; nil otherwise.
+    static func describedPerson(in question: String) -> Set<String>? {
+        let words = words(of: question)
+        guard words.count > 3 else { return nil }
+        // After the first two words: "Who is …" and "I need …" open a question, they describe no one.
+        let tail = " " + words.dropFirst(2).joined(separator: " ") + " "
+        guard describingMarkers.contains(where: tail.contains) else { return nil }
+        let terms = Set(SearchTerms.terms(of: question)).subtracting(detailWords)
+        return terms.isEmpty ? nil : terms
     }
 
     /// "three bullets", "5 points", "top 3": how many items the request wants.

@@ -155,7 +155,13 @@ extension RelayRunner {
         if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {
             ranked = operandLines(ranked, question: query, dates: analysis.operation == .daysBetween, excluded: excluded, evidence: evidence)
         }
-        if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
+        if let analysis, analysis.kind == .lookup, let value = analysis.value, value.isSpan || value == .place,
+           let described = RequestRules.describedPerson(in: query),
+           let hopped = describedHop(described, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence) {
+            // "The phone number of whoever is borrowing my extractor": the line that describes the
+            // person, then the line with their number.
+            ranked = hopped + ranked.filter { line in !hopped.contains { $0.path == line.path && $0.line == line.line } }
+        } else if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
         }
         return ranked
@@ -186,6 +192,52 @@ extension RelayRunner {
             if lines.indices.contains(line.line - 1), DocumentShape.isQuoted(lines, at: line.line - 1) { line.quoted = true }
             return line
         }
+    }
+
+    /// Two hops for a person described, not named ("whoever is borrowing my extractor in July",
+    /// "the new beekeeper I'm mentoring"): the workspace is searched for the description alone
+    /// (without the words of the detail asked), and the lines that cover at least half of it —
+    /// the person's own notes first when the description speaks of them ("my", "I'm") — are
+    /// tried in turn: one that holds the detail itself answers; else each name it brings in is
+    /// searched for with the detail's words, and the first that leads to a line holding the
+    /// detail gives both lines. Nil when no line leads anywhere.
+    private func describedHop(_ described: Set<String>, value: ValueKind, question: String, ignoring: Set<String>, excluded: Set<String>,
+                              evidence: Evidence) -> [RetrievedLine]? {
+        func holds(_ line: RetrievedLine) -> Bool {
+            value.isSpan ? !ValueSpans.find(value, in: line.text).isEmpty : !ValueSpans.find(.address, in: line.text).isEmpty
+        }
+        let search = WorkspaceSearch(workspace: workspace)
+        let own = !Set(RequestRules.words(of: question)).isDisjoint(with: RequestRules.firstPerson)
+        let pool = widened(search.lines(matching: described.sorted().joined(separator: " "), limit: 40, excluding: excluded), evidence: evidence)
+        // A word of the description most lines found hold ("new") says less of who is meant than
+        // a rare one ("mentoring"): each counts by how few of the lines hold it.
+        let termsOf = pool.map { Set(SearchTerms.terms(of: $0.withHeading)) }
+        let rarity = Dictionary(uniqueKeysWithValues: described.map { term in
+            (term, log(Double(pool.count + 1) / (Double(termsOf.filter { $0.contains(term) }.count) + 0.5)))
+        })
+        let whole = rarity.values.reduce(0, +)
+        func weight(_ index: Int) -> Double {
+            let shared = described.filter { termsOf[index].contains($0) }.reduce(0) { $0 + (rarity[$1] ?? 0) }
+            return (whole > 0 ? shared / whole : 0) + (own && pool[index].path.hasPrefix("Journal/user/") ? 0.25 : 0)
+        }
+        let describing = pool.indices.filter { weight($0) >= 0.5 }
+            .sorted { weight($0) != weight($1) ? weight($0) > weight($1) : $0 < $1 }.map { pool[$0] }
+        for var line in describing.prefix(6) {
+            line.score = Evidence.structural
+            if holds(line) { return [line] }
+            for name in Evidence.newNames(in: line.text, question: question, ignoring: ignoring).prefix(4) {
+                let nameTerms = Set(SearchTerms.terms(of: name))
+                let found = widened(search.lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded), evidence: evidence)
+                    .filter { hop in !(hop.path == line.path && hop.line == line.line) && !nameTerms.isDisjoint(with: SearchTerms.terms(of: hop.text)) && holds(hop) }
+                guard !found.isEmpty else { continue }
+                return [line] + found.prefix(2).map { hop in
+                    var hop = hop
+                    hop.score = Evidence.structural
+                    return hop
+                }
+            }
+        }
+        return nil
     }
 
     /// Two hops: when the best line lacks the kind of value asked for (an address, an email)
