@@ -122,6 +122,19 @@ import WorkspaceCore
         #expect(!report.requests.contains { $0.what.contains("kind") }, "a replay reads the kind from run.json and asks nothing")
     }
 
+    @Test func aTaskDoneWithItsOwnVerbIsOffTheListAndWhoAgreedToDoWhatAtAMeetingIsItsActionItems() async throws {
+        let minutes = "# Production meeting minutes\n\n## Set\n\nThe tower is nearly built.\n\n## Action items\n\n- Drummond: fire-proofing certificate by 3 September.\n- Caspar: lighting plot to the theatre.\n"
+        let scratch = try Self.workspace(notes: [
+            Self.day(5): "# Notes\n\n- Need to find a proper foghorn sound for the storm.\n- Need to buy 24 AA batteries for the radio mics.\n",
+            Self.day(2): "# Notes\n\n- Found a good foghorn: a free recording from the museum.\n- Got the 24 AA batteries for the radio mics.\n",
+        ], files: ["Research/production-meeting-minutes.md": minutes])
+        let (tasks, _) = try await Self.ask("Which jobs are still outstanding?", in: scratch)
+        #expect(tasks.hasPrefix("The workspace does not say"), "found the foghorn, got the batteries: \(tasks)")
+        let (actions, _) = try await Self.ask("Who agreed to do what at the production meeting?", in: scratch)
+        #expect(actions.contains("fire-proofing") && actions.contains("lighting plot") && !actions.contains("foghorn"),
+                "the minutes' action items, not my tasks: \(actions)")
+    }
+
     @Test func aTaskANoteLaterReportsDoneInPlainWordsIsOffTheListAndAnExpectationIsNoTask() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(5): "# Notes\n\n- Need to fix the gate latch at the allotment before the sheep get in.\n- must send the flower show entry form by 24 July\n",

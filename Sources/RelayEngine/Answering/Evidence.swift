@@ -25,6 +25,7 @@ struct Evidence {
         "fixed", "mended", "repaired", "sent", "posted", "emailed", "paid", "booked", "ordered", "bought", "rang", "called", "phoned",
         "renewed", "cleaned", "wrote", "finished", "done", "sorted", "returned", "collected", "delivered", "cancelled", "replaced",
         "signed", "submitted", "filed", "handed", "picked", "dropped", "changed", "cleared", "painted", "serviced", "checked",
+        "found", "got", "heard", "received", "confirmed", "arranged", "organised", "organized", "fetched", "finally",
     ]
 
     /// Whether `line` reports something done: a verb of ``doneVerbs``, not negated.
@@ -106,9 +107,19 @@ struct Evidence {
             let task = words(key)
             if ticked.contains(where: { line in let shared = task.intersection(line).count; return shared >= 2 && shared * 2 >= task.count }) { return true }
             let written = found[key].flatMap { notePosition[$0.path] } ?? 0
+            // "Need to find a proper foghorn sound" — "Found a good foghorn": the task's own verb,
+            // done, and what it was done to.
+            let verb = key.split(separator: " ").first.map(String.init)
             return reported.contains { report in
-                let shared = task.intersection(words(report.key)).count
-                return report.note > written && (shared >= 3 || (shared >= 2 && shared * 2 >= task.count))
+                let reportWords = words(report.key)
+                let shared = task.intersection(reportWords).count
+                // The thing done is a thing, not a month or a number ("Sent Odile the July rota"
+                // does not send the show entry form due by 24 July).
+                let things = task.intersection(reportWords).filter { word in
+                    word != verb && !word.contains(where: \.isNumber) && !DayWords.months.contains(word) && !DayWords.weekdays.contains(word)
+                }
+                let ownVerb = verb.map { reportWords.contains($0) && !things.isEmpty } ?? false
+                return report.note > written && (shared >= 3 || (shared >= 2 && shared * 2 >= task.count) || ownVerb)
             }
         }
         return order.filter { !done.contains($0) && !tickedOff($0) }.compactMap { found[$0] }
@@ -275,7 +286,7 @@ struct Evidence {
             let all = lines(of: entry.path)
             let documentTerms = Self.documentTerms(entry.path, lines: all)
             for (index, line) in all.enumerated() where line.hasPrefix("##") {
-                let heading = Set(SearchTerms.terms(of: line))
+                let heading = Self.headingTerms(line)
                 let own = topic.intersection(heading)
                 guard !own.isEmpty else { continue }
                 let covered = own.union(topic.intersection(documentTerms))
@@ -298,6 +309,24 @@ struct Evidence {
             result.append(RetrievedLine(path: best.path, line: number + 1, text: text, score: Self.structural, heading: RunExecutor.bare(all[best.index])))
         }
         return Array(result.prefix(limit))
+    }
+
+    /// What people call a section in other words than its heading's, as search terms: minutes'
+    /// "Action items" are "who agreed to do what", "the tasks", "the next steps"; "Present" is
+    /// "who was there"; "Decisions" are "what was agreed"; a cast list is "who is playing".
+    static let headingSynonyms: [String: Set<String>] = [
+        "action": Set(SearchTerms.terms(of: "agreed agree task tasks todo follow-up next steps assigned who does what")),
+        "present": Set(SearchTerms.terms(of: "attended attendees there came came")),
+        "attendee": Set(SearchTerms.terms(of: "attended present there came")),
+        "decision": Set(SearchTerms.terms(of: "decided agreed resolved")),
+        "cast": Set(SearchTerms.terms(of: "actor actors playing plays role roles")),
+        "change": Set(SearchTerms.terms(of: "new changed fixed")),
+    ]
+
+    /// The terms of heading `line`, with the words people use for such a section.
+    static func headingTerms(_ line: String) -> Set<String> {
+        let terms = Set(SearchTerms.terms(of: line))
+        return terms.union(terms.flatMap { headingSynonyms[$0] ?? [] })
     }
 
     // MARK: Lists of quantities

@@ -92,6 +92,8 @@ enum RequestRules {
         "who is coming", "who's coming", "who are coming", "who came", "who will come", "who attended", "who went", "who was there",
         "who is invited", "who was invited", "who are invited", "who is going", "who's going",
         "who have i invited", "who did i invite", "who have we invited", "who did we invite",
+        // "Who's in the cast?", "who is on the committee?": the members.
+        "who is in the ", "who are in the ", "who was in the ", "who is on the ", "who are on the ",
         // "What's on in March?", "What is left on my list?": the events, the open items.
         "what is on ", "what is left ", "on my list",
         // "What did I get at the hardware shop?": a purchase is seldom one thing.

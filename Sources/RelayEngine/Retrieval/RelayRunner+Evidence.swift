@@ -23,8 +23,11 @@ extension RelayRunner {
         guard count > 0, !manifest.skipped else { return nil }
         let analysis = manifest.analysis
         let evidence = Evidence(workspace: workspace)
+        let topic = Support.topicTerms(of: manifest.requestLead)
         switch analysis?.kind {
-        case .list? where analysis?.tasks == true:
+        case .list? where analysis?.tasks == true && evidence.document(namedBy: topic) == nil:
+            // The person's own tasks — not "who agreed to do what at the meeting", which names a
+            // document: that is the document's section, below.
             let tasks = evidence.openTasks(in: analysis?.days)
             if !tasks.isEmpty { return Array(tasks.prefix(Self.mostEvidence)) }
         case .list?:
