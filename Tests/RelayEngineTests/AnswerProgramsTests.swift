@@ -465,6 +465,17 @@ import WorkspaceCore
         #expect(bullets.first?.hasPrefix("- \(DayWords.shown(Self.day(4))): Finished the quarterly report.") == true, "oldest day first: \(answer)")
     }
 
+    @Test func aRequestAboutADayAndNothingElseIsItsSummaryABulletAStatement() async throws {
+        #expect(RequestRules.analyse("How did last week go?", today: "2027-08-23").kind == .summarise)
+        #expect(RequestRules.analyse("Anything on Tuesday?", today: "2027-08-23").kind == .summarise)
+        #expect(RequestRules.analyse("What did I pay last week?", today: "2027-08-23").kind != .summarise, "a topic besides the days")
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- First full run: 1 hour 58 minutes.\n- Kit cracked the lantern glass.\n- Marguerite finished the grey dress.\n- TODO: send the get-in schedule\n"])
+        let (answer, _) = try await Self.ask("How did yesterday go?", in: scratch)
+        let bullets = answer.split(separator: "\n")
+        #expect(bullets.count == 4 && bullets.first?.hasPrefix("- \(DayWords.shown(Self.day(1))): First full run") == true, "\(answer)")
+        #expect(answer.contains("grey dress") && answer.contains("get-in schedule"), "every statement of the day: \(answer)")
+    }
+
     @Test func aQuietDayIsNotCrowdedOutOfTheWeekByBusyOnes() async throws {
         let busy = (1...6).map { "- Paid invoice \($0) of \(100 + $0) euros on \($0) May at 1\($0):00.\n" }.joined()
         let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n" + busy, Self.day(1): "# Notes\n\n" + busy.replacingOccurrences(of: "invoice", with: "bill"),

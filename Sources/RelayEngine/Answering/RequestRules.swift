@@ -175,6 +175,9 @@ enum RequestRules {
     static let countedItems: Set<String> = ["bullets", "bullet", "points", "items", "things", "lines", "sentences", "facts", "tasks", "ideas", "words",
                                             "tips", "ways", "examples", "reasons", "suggestions", "steps", "options"]
 
+    /// Words of a request about days that say nothing of a topic: "how did last week go?".
+    static let dayOnlyWords = "last next this past previous week weekend day days today yesterday go went going happen happened happening do did done up anything something news"
+
     // MARK: Deciding
 
     /// The analysis of `request`; `today` (`yyyy-MM-dd`) anchors "this week" and "yesterday".
@@ -186,6 +189,15 @@ enum RequestRules {
         analysis.tasks = taskPhrases.contains { text.contains(" \($0)") }
         analysis.count = count(in: words)
         if analysis.kind == .lookup { analysis.value = value(asked: text) }
+        // "How did last week go?", "Anything on Tuesday?": a request about days and nothing else
+        // asks what those days held.
+        if let days = analysis.days, [.lookup, .other, .yesNo].contains(analysis.kind),
+           Set(SearchTerms.terms(of: request)).subtracting(SearchTerms.terms(of: days.said + " " + dayOnlyWords + " remind tell happen")).isEmpty {
+            analysis = RequestAnalysis(kind: .summarise, why: "asks about \(days.said) and nothing else: a summary of those days")
+            analysis.days = days
+            analysis.count = count(in: words)
+            return analysis
+        }
         if analysis.kind == .summarise, analysis.days == nil, text.contains(" week ") {
             analysis.days = DayWords.range(in: ["past", "week"], today: today)
         }

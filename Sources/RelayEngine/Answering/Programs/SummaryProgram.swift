@@ -16,7 +16,9 @@ extension RunExecutor {
         let dayCount = Set(days.compactMap { $0 }).count
         // A document's summary ("sum up the lease"), all from one file: five of its lines.
         let oneDocument = dayCount == 0 && Set(lines.compactMap { $0.source.map { String($0.prefix { $0 != ":" }) } }).count == 1
-        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : max(3, dayCount, min(2 * max(dayCount, 1), 8)))
+        // One day ("what happened on Thursday?"): a bullet for each of its statements, up to six;
+        // several days: a bullet a day, of its best two lines or so.
+        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : dayCount == 1 ? 6 : max(3, dayCount, min(2 * max(dayCount, 1), 12)))
         let ranked = Self.ranked(Array(lines.indices), sentences: lines.map(\.text), ignoring: ignoredNames).map(\.number)
         var chosen: [Int]
         if lines.count > limit {
@@ -40,6 +42,13 @@ extension RunExecutor {
         chosen.sort()
         if analysis.count != nil || dayCount == 0 {
             return chosen.map { Self.bullet(lines[$0]) }.joined(separator: "\n")
+        }
+        if dayCount == 1, let day = days.compactMap({ $0 }).first {
+            // The day named in the first bullet: "- Thursday 19 August: First full run … (…:3)".
+            return chosen.enumerated().map { offset, index in
+                let bullet = Self.bullet(lines[index])
+                return offset == 0 && bullet.hasPrefix("- ") ? "- \(DayWords.shown(day)): " + bullet.dropFirst(2) : bullet
+            }.joined(separator: "\n")
         }
         // A bullet per day, its lines joined: "- Tuesday 24 November: Called the vet. Paid the rent. (Journal/user/2026-11-24.md)".
         var order: [String] = []
