@@ -321,6 +321,19 @@ import WorkspaceCore
                 "the list's items in grams, not the loaf's weight, not the tablespoons: \(answer)")
     }
 
+    @Test func numbersListedEachAfterItsLabelAreComparedAndAddedUp() async throws {
+        #expect(RunExecutor.labelledNumbers(in: "Ticket sales so far: Thursday 64, Friday 88, Saturday matinee 41 and Saturday evening 112.").map(\.label)
+                == ["Thursday", "Friday", "Saturday matinee", "Saturday evening"])
+        #expect(RunExecutor.labelledNumbers(in: "Met Ada at 9, then lunch with the team.").isEmpty, "one number in prose is no list")
+        let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Ticket sales so far, from the box office: Thursday 64, Friday 88, Saturday matinee 41, Saturday evening 112.\n- First full run: Act 1 took 64 minutes and the second act, Act 2, took 54 minutes.\n"])
+        let (best, _) = try await Self.ask("Which performance has sold best so far?", in: scratch)
+        #expect(best.hasPrefix("Saturday evening — 112, the highest of 4"), "\(best)")
+        let (total, _) = try await Self.ask("How many tickets have gone so far across all the shows?", in: scratch)
+        #expect(total.hasPrefix("305 — Thursday 64 + Friday 88 + Saturday matinee 41 + Saturday evening 112"), "\(total)")
+        let (longer, _) = try await Self.ask("Which act runs longer, the first or the second?", in: scratch)
+        #expect(longer.hasPrefix("Act 1 took — 64 minutes, the highest of 2"), "a comparative before “first”: \(longer)")
+    }
+
     @Test func twoPricesInOneLineAreComparedEachNamedByItsClause() {
         let line = RunExecutor.SourcedLine(text: "Pia from Holm Timber came by. Their price is 38.50 euros a sheet; Brackley charges 34.75 euros.",
                                            source: "Journal/user/2026-11-20.md:3")

@@ -64,18 +64,26 @@ enum RequestRules {
         ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
         ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
-        ("between them", .sum), ("between the two", .sum),
+        ("between them", .sum), ("between the two", .sum), ("across all", .sum), ("over all the", .sum),
         ("how many times", .count),
     ]
 
     /// Superlatives and comparatives, and which end of the values they want.
     static let compareWords: [(phrase: String, operation: RequestAnalysis.Operation)] = [
+        // Comparatives first: "Which act runs longer, the first or the second?" compares lengths.
+        ("sold best", .highest), ("sells best", .highest), ("best-selling", .highest), ("best selling", .highest),
+        ("more expensive", .highest), ("dearer", .highest), ("longer", .highest), ("shorter", .lowest), ("bigger", .highest),
+        ("larger", .highest), ("smaller", .lowest), ("higher", .highest), ("lower", .lowest), ("heavier", .highest), ("older", .earliest),
+        ("newer", .latest),
         ("least expensive", .lowest), ("most expensive", .highest), ("cheapest", .lowest), ("cheaper", .lowest), ("lowest", .lowest),
         ("smallest", .lowest), ("fewest", .lowest), ("least", .lowest), ("shortest", .lowest), ("dearest", .highest),
         ("highest", .highest), ("largest", .highest), ("biggest", .highest), ("longest", .highest), ("most", .highest),
         ("priciest", .highest), ("best paid", .highest), ("earliest", .earliest), ("soonest", .earliest), ("oldest", .earliest),
         ("first", .earliest), ("latest", .latest), ("newest", .latest), ("most recent", .latest), ("last", .latest),
     ]
+    /// Comparatives that also say other things ("no longer", "a bigger problem"): they compare
+    /// only in a question that opens with which, who or what ("Which act runs longer?").
+    static let choiceCompareWords: Set<String> = ["longer", "shorter", "bigger", "larger", "smaller", "higher", "lower", "heavier", "older", "newer", "dearer"]
     /// Superlatives above that also open ordinary lookups ("When is my first appointment?" still
     /// compares; "What did I do last" does not): they count only after "which", "what", "who"
     /// and a noun, or before "one".
@@ -312,6 +320,9 @@ enum RequestRules {
     /// "which"/"what" and a noun or before "one".
     private static func compares(_ text: String, _ phrase: String) -> Bool {
         guard text.contains(" \(phrase) ") else { return false }
+        if choiceCompareWords.contains(phrase) {
+            return ["which", "who", "what"].contains(text.split(separator: " ").first.map(String.init) ?? "")
+        }
         guard weakCompareWords.contains(phrase) else { return true }
         if text.contains(" which \(phrase) ") || text.contains(" \(phrase) one ") || text.contains(" the \(phrase) of ") { return true }
         // "the last ferry", "my first appointment": one of several things, picked by its place;

@@ -93,13 +93,18 @@ extension RelayRunner {
             // search's best that holds a value to compare (the reranking is for one value: it
             // favours lines with the question's own words, "most", over the list of amounts); a
             // line that only names the topic does not decide.
-            let holding = widened.filter { line in Claims.extract(from: line.text).contains { $0.kind == .number || $0.kind == .date } }
+            // The engine's own records (its journal, the chats) hold counts of messages, not things
+            // to compare.
+            let holding = widened.filter { line in
+                WorkspaceSearch.weight(of: line.path) == 1 && Claims.extract(from: line.text).contains { $0.kind == .number || $0.kind == .date }
+            }
             // Among the best few, a line that holds two prices compares them itself ("Holm Timber
             // ask 38.50 euros; Brackley charges 34.75 euros"), as does one with two amounts in one
             // unit for other questions ("hive 2 gave 9 kg and hive 4 gave 13 kg").
             let comparing = holding.prefix(asksPrice ? 8 : 3).first { line in
                 let amounts = RunExecutor.comparable(RunExecutor.amounts(in: [.init(text: line.text, source: nil)]))
                 return amounts.count >= 2 && (!asksPrice || amounts.allSatisfy(\.isMoney))
+                    || (!asksPrice && RunExecutor.labelledNumbers(in: line.text).count >= 2)
             }
             // The first of the best three that is one of several (a row, an item of a list of
             // amounts) decides: "Makes one loaf of 900 g" above the ingredients does not.

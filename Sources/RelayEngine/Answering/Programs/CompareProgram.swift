@@ -40,6 +40,13 @@ extension RunExecutor {
                       cell.value.contains(where: \.isNumber) else { continue }
                 items.append((value, cell.value + Self.unit(inHeader: column), index))
             }
+        } else if let listed = lines.prefix(3).enumerated().lazy.map({ ($0.offset, Self.labelledNumbers(in: $0.element.text)) }).first(where: { !$0.1.isEmpty }),
+                  Self.amounts(in: [lines[listed.0]]).count < 2 {
+            // "Thursday 64, Friday 88, Saturday evening 112": each number is its label's.
+            for item in listed.1 {
+                labels[items.count] = item.label
+                items.append((item.value, item.number, listed.0))
+            }
         } else {
             let amounts = Self.amounts(in: lines)
             if let first = amounts.first, case let several = Self.comparable(amounts.filter { $0.line == first.line }), several.count >= 2 {
@@ -162,6 +169,24 @@ extension RunExecutor {
     static func unit(inHeader header: String) -> String {
         guard let open = header.firstIndex(of: "("), let close = header.lastIndex(of: ")"), open < close else { return "" }
         return " " + header[header.index(after: open)..<close]
+    }
+
+    /// A line's numbers each after its label, listed ("Ticket sales so far: Thursday 64, Friday 88,
+    /// Saturday matinee 41, Saturday evening 112"): the label, the number as written and its
+    /// value; empty unless two pieces at least are so made. Pieces are split at commas,
+    /// semicolons and "and", after a colon that introduces them.
+    static func labelledNumbers(in line: String) -> [(label: String, number: String, value: Double)] {
+        var text = line.trimmingCharacters(in: CharacterSet(charactersIn: " .-*"))
+        if let colon = text.range(of: ": ") { text = String(text[colon.upperBound...]) }
+        let pieces = text.components(separatedBy: CharacterSet(charactersIn: ",;")).flatMap { $0.components(separatedBy: " and ") }
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " .")) }.filter { !$0.isEmpty }
+        let found = pieces.compactMap { piece -> (String, String, Double)? in
+            let words = piece.split(separator: " ")
+            guard words.count >= 2, words.count <= 5, let last = words.last, let value = Calculator.number(String(last)),
+                  last.allSatisfy({ $0.isNumber || $0 == "." || $0 == "," }), words.dropLast().allSatisfy({ $0.first?.isLetter == true }) else { return nil }
+            return (words.dropLast().joined(separator: " "), String(last), value)
+        }
+        return found.count >= 2 && found.count * 2 >= pieces.count ? found : []
     }
 
     /// The amounts of one line that compare with each other: those in the unit of the first

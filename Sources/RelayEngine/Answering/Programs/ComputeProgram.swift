@@ -24,6 +24,14 @@ extension RunExecutor {
         // cost is answered from amounts of money only.
         let asksMoney = RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ") == .money
         if amounts.filter(\.isMoney).count >= 2 || (asksMoney && amounts.contains(where: \.isMoney)) { amounts = amounts.filter(\.isMoney) }
+        if operation == .sum, amounts.count < 2,
+           let listed = lines.prefix(3).enumerated().lazy.map({ ($0.offset, Self.labelledNumbers(in: $0.element.text)) }).first(where: { !$0.1.isEmpty }),
+           let result = Calculator.apply(.sum, to: listed.1.map(\.value)) {
+            // "Thursday 64, Friday 88, Saturday evening 112" — across all of them.
+            let shown = Calculator.format(result, like: listed.1.map(\.number))
+            return "\(shown) — " + listed.1.map { "\($0.label) \($0.number)" }.joined(separator: " + ")
+                + " (\(lines[listed.0].source ?? "?")), added by Relay's calculator"
+        }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
         if operands.count < 2 {
