@@ -244,6 +244,17 @@ import WorkspaceCore
         #expect(answer.hasPrefix("36 days — between 2 July 2027"), "the new delivery date, not the old one: \(answer)")
     }
 
+    @Test func whatThingsBoughtAtAPriceEachCameToIsTheCountTimesThePriceAndAPriceOfOneIsNoTotal() async throws {
+        let csv = "date,item,supplier,quantity,unit price ducats\n2027-08-04,steel hinges,Ropewalk Timber,8,2.15\n2027-08-13,black gaffer tape,Gullhaven Hardware,6,7.25\n2027-08-13,glow tape,Gullhaven Hardware,2,4.10\n"
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Bought 4 sheets of 8 ft × 4 ft plywood for the tower, 23.50 ducats a sheet.\n"],
+                                         files: ["Research/purchases.csv": csv])
+        let (plywood, _) = try await Self.ask("What did the plywood for the tower come to?", in: scratch)
+        #expect(plywood.hasPrefix("94.00 ducats — 4 sheets × 23.50 ducats"), "\(plywood)")
+        let (gaffer, _) = try await Self.ask("How much did we spend on gaffer tape in total?", in: scratch)
+        #expect(gaffer.hasPrefix("43.50 — 6 × 7.25 (Research/purchases.csv:3), multiplied by"), "the gaffer row only, its count times its price: \(gaffer)")
+        #expect(RunExecutor.unitPriceTotal(in: "Paid 23.50 ducats for the lot, 4 sheets in all.") == nil, "no price of one")
+    }
+
     @Test func twoPricesInOneLineAreTheTwoOperandsEachNearItsName() async throws {
         let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Dorian from Eastmill dropped in. Their price is fl 38.50 a 25 kg sack; Westmill charges fl 34.75.\n"])
         let (answer, _) = try await Self.ask("How much more a sack does Eastmill charge than Westmill?", in: scratch)

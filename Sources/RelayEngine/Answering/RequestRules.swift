@@ -146,7 +146,7 @@ enum RequestRules {
         ("flight number", .code), ("membership number", .code), ("tracking number", .code), ("error code", .code), ("code", .code),
         // Then the question word decides ("Who will pay the rent?" asks for a person, "How many
         // samples were lost when …" for a number): measures first, then time, people, places.
-        ("how much", .money), ("what price", .money),
+        ("how much", .money), ("what price", .money), ("come to", .money), ("came to", .money), ("comes to", .money),
         ("how many", .number), ("how far", .number), ("how long", .number), ("how old", .number), ("how big", .number),
         ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
         ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
@@ -314,6 +314,8 @@ enum RequestRules {
     private static func hasTwoAmounts(_ text: String) -> Bool {
         text.contains(" and ") || text.contains(",") || text.contains(" both ") || text.contains(" all ") || text.contains(" my ")
             || text.contains(" two ") || text.split(separator: " ").contains { isPlural(String($0)) }
+            // "How much did we spend on gaffer tape in total?": what was spent on a thing may be several purchases.
+            || [" spend ", " spent ", " paid ", " pay "].contains(where: text.contains)
     }
 
     /// Whether `text` compares with `phrase`: a weak one ("first", "last", "most") only after

@@ -145,7 +145,7 @@ extension RelayRunner {
             // "How much did I take at the markets in June altogether?": a column of a table's
             // rows — those of the days asked about, when the rows are dated.
             let today = RelayRunner.today(manifest.localDate)
-            if let row = widened.prefix(6).first(where: { !evidence.tableRows(around: $0).isEmpty }) {
+            if let row = widened.prefix(10).first(where: { !$0.path.hasSuffix("/summary.md") && !evidence.tableRows(around: $0).isEmpty }) {
                 var rows = evidence.tableRows(around: row)
                 if let days = analysis.days {
                     let dated = rows.filter { line in Claims.extract(from: line.text).contains { $0.kind == .date && DayWords.parse($0.text, today: today) != nil } }
@@ -157,7 +157,14 @@ extension RelayRunner {
                         }
                     }
                 }
-                if rows.count >= 2 { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
+                // "Gaffer tape" names rows: those that hold the most of the words that are not the
+                // table's headers or the days.
+                let headers = Set(rows.flatMap { line in RunExecutor.cells(of: line.text)?.flatMap { SearchTerms.terms(of: $0.header) } ?? [] })
+                let named = topic.subtracting(headers).subtracting(SearchTerms.terms(of: (analysis.days?.said ?? "") + " " + DayWords.months.joined(separator: " ")))
+                    .subtracting(SearchTerms.terms(of: "spend spent cost costs pay paid take took much many total altogether"))
+                let shares = rows.map { Support.coverage(of: named, in: $0.text) }
+                if !named.isEmpty, let most = shares.max(), most > 0 { rows = rows.indices.filter { shares[$0] == most }.map { rows[$0] } }
+                if !rows.isEmpty { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
             }
         }
         if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {

@@ -22,6 +22,7 @@ extension RunExecutor {
         guard let analysis = manifest.analysis, manifest.document == nil else { return nil }
         switch analysis.kind {
         case .lookup:
+            if analysis.value == .money, let total = totalOfUnitPrice(lines: lines) { return total }
             return try await answerLookup(step, agent: agent, part: part, budget: budget, analysis: analysis, lines: lines, restored: restored, tally: &tally)
         case .list:
             return try await answerList(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
@@ -45,6 +46,18 @@ extension RunExecutor {
         case .draft:
             return nil
         }
+    }
+
+    /// "What did the plywood come to?" over "4 sheets … 23.50 ducats a sheet": the count times
+    /// the price of one, by the calculator — unless the request asks the price of one ("How
+    /// much is a sheet?", "per sheet", "each").
+    func totalOfUnitPrice(lines: [SourcedLine]) -> String? {
+        let words = Set(RequestRules.words(of: manifest.requestLead))
+        guard words.isDisjoint(with: ["a", "an", "one", "per", "each", "apiece", "single"]), let first = lines.first,
+              Support.coverage(of: Support.topicTerms(of: evidenceQuestion), in: first.text) > 0,
+              let found = Self.unitPriceTotal(in: first.text) else { return nil }
+        let shown = found.price.prefix + Calculator.format(found.total, like: [found.price.number]) + (found.price.unit.map { " " + $0 } ?? "")
+        return "\(shown) — \(found.count) × \(found.price.shown) (\(first.source ?? "?")), multiplied by Relay's calculator"
     }
 
     /// Whether the request's kind has a program that chooses (not a draft, not a request about

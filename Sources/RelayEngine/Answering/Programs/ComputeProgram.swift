@@ -32,6 +32,10 @@ extension RunExecutor {
             return "\(shown) — " + listed.1.map { "\($0.label) \($0.number)" }.joined(separator: " + ")
                 + " (\(lines[listed.0].source ?? "?")), added by Relay's calculator"
         }
+        if operation == .sum, amounts.count == 1, let only = amounts.first {
+            // One amount of what was asked: that is the whole of it.
+            return "\(only.shown) — “\(Self.clip(lines[only.line].text))” (\(lines[only.line].source ?? "?")), the one amount found"
+        }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
         if operands.count < 2 {
@@ -54,16 +58,78 @@ extension RunExecutor {
         return "\(operands.first?.prefix ?? "")\(shown)\(unit) — \(parts), \(operation == .sum ? "added" : "subtracted") by Relay's calculator"
     }
 
+    /// "Bought 4 sheets of plywood …, 23.50 ducats a sheet": the count of the things a line
+    /// prices one of, times that price — as the line says what the whole came to. Nil when the
+    /// line gives no price of one ("a sheet", "per sheet", "each") or no count of that thing.
+    static func unitPriceTotal(in line: String) -> (total: Double, count: String, price: Amount)? {
+        let bytes = Array(line.utf8)
+        let tokens = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
+        for price in amounts(in: [SourcedLine(text: line, source: nil)]) where price.isMoney {
+            // The words after the amount and its unit: "a sheet", "per sheet", "each".
+            let end = min(bytes.count, price.offset + price.number.utf8.count + price.prefix.utf8.count)
+            var rest = String(decoding: bytes[end...], as: UTF8.self).lowercased().split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
+            if let unit = price.unit, rest.first == unit { rest.removeFirst() }
+            guard let marker = rest.first, ["a", "an", "per", "each", "apiece"].contains(marker) else { continue }
+            let thing = ["a", "an", "per"].contains(marker) && rest.count > 1 ? SearchTerms.terms(of: rest[1]).first : nil
+            // The count: a number right before a plural of that thing ("4 sheets"); for "each",
+            // a number before any plural noun.
+            for (index, token) in tokens.enumerated() where index + 1 < tokens.count {
+                guard let count = Double(token), count > 1, count < 10_000, token != price.number else { continue }
+                let next = tokens[index + 1].lowercased().trimmingCharacters(in: .punctuationCharacters)
+                let matches = thing.map { SearchTerms.terms(of: next).first == $0 && next != rest[1] } ?? RequestRules.isPlural(next)
+                if matches { return (count * price.value, token + " " + next, price) }
+            }
+        }
+        return nil
+    }
+
+    /// Headers of a table's count of things, and of the price of one.
+    static let quantityHeaders: Set<String> = Set(SearchTerms.terms(of: "qty quantity number count units pieces how many"))
+    static let unitPriceHeaders: Set<String> = Set(SearchTerms.terms(of: "unit price each rate per"))
+    static let totalHeaders: Set<String> = Set(SearchTerms.terms(of: "total amount line sum subtotal"))
+
+    /// A row's count and the price of one, when its table gives no total of its own
+    /// ("quantity: 6; unit price ducats: 7.25"): the two cells.
+    static func quantityAndUnitPrice(_ row: [(header: String, value: String)]) -> (quantity: String, price: String, header: String)? {
+        func has(_ header: String, _ words: Set<String>) -> Bool { !Set(SearchTerms.terms(of: header.lowercased())).isDisjoint(with: words) }
+        guard !row.contains(where: { has($0.header, totalHeaders) }),
+              let quantity = row.first(where: { has($0.header, quantityHeaders) && Calculator.number($0.value) != nil }),
+              let price = row.first(where: { $0.header != quantity.header && has($0.header, unitPriceHeaders) && Calculator.number($0.value) != nil })
+        else { return nil }
+        return (quantity.value, price.value, price.header)
+    }
+
     /// The sum of the column the request names over the table rows handed on ("the takings of
-    /// the June markets"); nil when they are fewer than two rows.
+    /// the June markets"); for money spent, over a table of counts and prices of one with no
+    /// total of its own, each row's count times its price. Nil when there is no row to sum.
     private func sumOfColumn(question: String, lines: [SourcedLine]) -> String? {
-        guard let column = Self.column(for: question, in: lines) else { return nil }
-        let rows = lines.filter { Self.cells(of: $0.text)?.contains { $0.header == column } == true }
-        let values = rows.compactMap { line in Self.cells(of: line.text)?.first { $0.header == column }?.value }
+        var rows = lines.filter { Self.cells(of: $0.text) != nil }
+        // The rows the evidence chose (those of the thing or the month asked), when it chose some.
+        let chosen = structuralSources
+        if rows.contains(where: { chosen.contains($0.source ?? "") }) { rows = rows.filter { chosen.contains($0.source ?? "") } }
+        let asksMoney = RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ") == .money
+            || !Set(SearchTerms.terms(of: question)).isDisjoint(with: SearchTerms.terms(of: "spend spent cost costs pay paid"))
+        let products = rows.compactMap { line in Self.cells(of: line.text).flatMap(Self.quantityAndUnitPrice).map { (line, $0) } }
+        if asksMoney, !products.isEmpty, products.count == rows.count {
+            // "How much did we spend on gaffer tape?" — 6 rolls at 7.25 each.
+            var total = 0.0
+            var parts: [String] = []
+            for (line, cells) in products {
+                guard let quantity = Calculator.number(cells.quantity), let price = Calculator.number(cells.price) else { return nil }
+                total += quantity * price
+                parts.append("\(cells.quantity) × \(cells.price) (\(line.source ?? "?"))")
+            }
+            let unit = Self.unit(inHeader: products[0].1.header)
+            return "\(Calculator.format(total, like: products.map(\.1.price)))\(unit) — " + parts.joined(separator: " + ")
+                + ", \(parts.count == 1 ? "multiplied" : "multiplied and added") by Relay's calculator"
+        }
+        guard let column = Self.column(for: question, in: rows) else { return nil }
+        let summed = rows.filter { Self.cells(of: $0.text)?.contains { $0.header == column } == true }
+        let values = summed.compactMap { line in Self.cells(of: line.text)?.first { $0.header == column }?.value }
         guard values.count >= 2, let result = Calculator.apply(.sum, to: values.compactMap(Calculator.number)) else { return nil }
         let shown = Calculator.format(result, like: values) + Self.unit(inHeader: column)
-        let first = rows.first?.source ?? "?", last = rows.last?.source ?? "?"
-        return "\(shown) — the \(column) of \(rows.count) rows (\(first) to \(last)): \(values.joined(separator: " + ")), added by Relay's calculator"
+        let first = summed.first?.source ?? "?", last = summed.last?.source ?? "?"
+        return "\(shown) — the \(column) of \(summed.count) rows (\(first) to \(last)): \(values.joined(separator: " + ")), added by Relay's calculator"
     }
 
     /// An amount of a line: its value, as written, its unit, and the line.
