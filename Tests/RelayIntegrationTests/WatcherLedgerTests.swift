@@ -294,7 +294,7 @@ struct WatcherLedgerTests {
         #expect(footprint["wakeupsPerSecond"] is Double || footprint["wakeupsPerSecond"] is Int)
         let text = try w.scratch.relay(["status", "-w", w.root, "--sample-seconds", "0.2"])
         let shown = String(decoding: text.standardOutput, as: UTF8.self)
-        #expect(shown.contains("MiB resident"), "\(shown)")
+        #expect(shown.contains("MiB resident") && shown.contains("wake-ups/s over"), "\(shown)")
         w.stop()
     }
 }
