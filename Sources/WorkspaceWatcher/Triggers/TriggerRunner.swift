@@ -41,10 +41,11 @@ public enum RelayLaunch: Sendable, Equatable {
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
 /// environment, its output appended to `.relay/log/triggers.log`.
 ///
-/// The command works on the bytes that settled: before it starts, the file is copied (and
-/// hashed while copied) to `.relay/tmp/`, and `RELAY_SETTLED_FILE` names that copy, removed
-/// when the command ends. When the file no longer holds the trigger's bytes the command does
-/// not start: it stands aside for the newer content, which has (or gets) a trigger of its own.
+/// The command works on the bytes that settled: the file is copied (and hashed while copied)
+/// to `.relay/tmp/` while `sh` starts, and `RELAY_SETTLED_FILE` names that copy, removed when
+/// the command ends. `sh` waits for the runner's word before the command's first word; when the
+/// copy does not hold the trigger's bytes the word is not given and the command never runs: it
+/// stands aside for the newer content, which has (or gets) a trigger of its own.
 /// `RELAY_PATH` and `RELAY_FILE` still name the workspace file, for a command that moves or
 /// edits it — what they read may be newer than `RELAY_HASH` when someone saves again meanwhile.
 struct TriggerRunner: Sendable {
@@ -85,8 +86,19 @@ struct TriggerRunner: Sendable {
         }
     }
 
+    /// Test hook (RELAY_WATCH_TEST_COPY_GATE): a FIFO the runner reads to its end after the
+    /// command has started and before the settled copy is made, leaving `FIFO.reached` to say
+    /// it waits — a test rewrites the file there.
+    var copyGate: String? = nil
+
+    /// The line `sh` runs before the command: it waits for the runner's word on its standard
+    /// input (a newline once the settled copy holds the trigger's bytes; end of input when it
+    /// does not) and stops there without one. On the command's first line, so the line numbers
+    /// `sh` reports are the command's own.
+    static let waitForTheCopy = "read -r _ || exit 75; "
+
     func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
-        let workspace = self.workspace
+        let workspace = self.workspace, copyGate = self.copyGate
         let copy = Self.settledCopy(workspace: workspace, id: id, path: path)
         let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
@@ -94,21 +106,35 @@ struct TriggerRunner: Sendable {
         // the watcher and the HTTP server share.
         return await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
             Thread {
-                do {
-                    try StateFile.makeFolders(workspace.layout.state + "/tmp")
-                    defer { _ = try? StateFile.remove(copy) }
-                    let copied = try workspace.copy(ofFileAt: path, to: copy)
-                    guard let copied, copied.hex == hash else {
-                        done.resume(returning: .stoodAside(copied == nil
+                // `sh` is started first and the copy made while it loads (a process start
+                // costs more than a small file's copy): the command itself runs only once the
+                // copy is known to hold the trigger's bytes — never new bytes under the old key.
+                var stoodAside: String?
+                var copyError: Error?
+                func makeTheCopy() -> Bool {
+                    do {
+                        if let copyGate { Self.waitAtGate(copyGate) }
+                        try StateFile.makeFolders(workspace.layout.state + "/tmp")
+                        let copied = try workspace.copy(ofFileAt: path, to: copy)
+                        if let copied, copied.hex == hash { return true }
+                        stoodAside = copied == nil
                             ? "\(path) was gone or kept changing when its command was to start; the run for its newer content stands in"
-                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"))
-                        return
+                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"
+                    } catch {
+                        copyError = error
                     }
+                    return false
+                }
+                defer { _ = try? StateFile.remove(copy) }
+                do {
                     let folder = workspace.layout.state + "/log"
                     try StateFile.makeFolders(folder)
                     let status = try ChildProcess.run(
-                        ["/bin/sh", "-c", command], environment: environment, directory: workspace.root,
-                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
+                        ["/bin/sh", "-c", Self.waitForTheCopy + command], environment: environment, directory: workspace.root,
+                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8),
+                        whileStarting: makeTheCopy)
+                    if let stoodAside { return done.resume(returning: .stoodAside(stoodAside)) }
+                    if let copyError { throw copyError }
                     done.resume(returning: .exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
                 } catch let error as WorkspaceError {
                     done.resume(returning: .exited(status: 127, note: "could not run the command: \(error.message)"))
@@ -117,5 +143,12 @@ struct TriggerRunner: Sendable {
                 }
             }.start()
         }
+    }
+
+    /// The test hook's wait: `FIFO.reached`, then the FIFO read until its writer closes it.
+    private static func waitAtGate(_ fifo: String) {
+        _ = try? StateFile.replace(fifo + ".reached", with: [], durable: false)
+        // Opening a FIFO waits for its writer; reading it, for the writer to close it.
+        _ = try? StateFile.read(fifo)
     }
 }
