@@ -2,7 +2,7 @@ import Foundation
 import RelayTestKit
 import Testing
 import WorkspaceCore
-import WorkspaceWatcher
+@testable import WorkspaceWatcher
 
 /// Issue 29: the watcher at inotifywait's speed without giving up exactly-once — renames that
 /// keep a drop's identity, batched commits that survive a kill at any point, the content a run
@@ -157,12 +157,21 @@ struct WatcherLedgerTests {
         w.stop()
     }
 
+    /// Settled copies still there, in `.relay/tmp` and in the workspace's folder in memory.
+    static func settledCopiesLeft(_ w: WatchedWorkspace) -> [String] {
+        let workspace = try! Workspace.open(at: w.root)
+        let folders = [w.path(".relay/tmp"), MemoryFolder.privateFolder(TriggerRunner.memoryFolderName(workspace))].compactMap { $0 }
+        return folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("trigger-") }
+        }
+    }
+
     /// `sh` starts while the settled copy is made (the copy is off the path to the command's
     /// start): a file rewritten after `sh` started and before the copy was made never runs its
     /// command, old key or new bytes; the newer content runs under its own key.
     @Test func aFileRewrittenAfterItsCommandsShellStartedAndBeforeTheCopyNeverRunsTheCommand() throws {
         let command = """
-            printf '%s %s %s\\n' "$RELAY_PATH" "$RELAY_HASH" "$(sha256sum < "$RELAY_SETTLED_FILE" | cut -c1-64)" >> '$FIRED'
+            printf '%s %s %s %s\\n' "$RELAY_PATH" "$RELAY_HASH" "$(sha256sum < "$RELAY_SETTLED_FILE" | cut -c1-64)" "$(dirname "$RELAY_SETTLED_FILE")" >> '$FIRED'
             """
         let w = try WatchedWorkspace(triggers: [["pattern": "inbox/*", "command": command, "concurrency": 1]])
         let gate = w.scratch.base + "/copy-gate"
@@ -193,9 +202,11 @@ struct WatcherLedgerTests {
 
         let newer = ContentHash(of: "the version written while sh started\n").hex
         let runs = w.fired().map { $0.split(separator: " ").map(String.init) }
-        #expect(runs == [["inbox/a.txt", newer, newer]], "only the newer content's command ran, on its own bytes: \(runs)")
+        // A small file's copy is made in the workspace's private folder in memory, where there is one.
+        let folder = MemoryFolder.privateFolder(TriggerRunner.memoryFolderName(try Workspace.open(at: w.root))) ?? w.path(".relay/tmp")
+        #expect(runs == [["inbox/a.txt", newer, newer, folder]], "only the newer content's command ran, on its own bytes: \(runs)")
         #expect(try w.queue().first { $0.path == "inbox/a.txt" && $0.hash == newer }?.state == "done")
-        let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: w.path(".relay/tmp"))) ?? []).filter { $0.hasPrefix("trigger-") }
+        let leftovers = Self.settledCopiesLeft(w)
         #expect(leftovers.isEmpty, "the settled copies are removed: \(leftovers)")
         w.stop()
     }
@@ -226,7 +237,7 @@ struct WatcherLedgerTests {
         for run in runs { #expect(run.count == 4 && run[1] == run[2], "a command's copy held bytes other than its key's: \(run)") }
         #expect(runs.first?[1] == settled && runs.first?[3] == newer, "the first run kept the settled bytes; the file itself was newer: \(runs)")
         #expect(runs.last?[1] == newer, "the newer content ran under its own key")
-        let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: w.path(".relay/tmp"))) ?? []).filter { $0.hasPrefix("trigger-") }
+        let leftovers = Self.settledCopiesLeft(w)
         #expect(leftovers.isEmpty, "the settled copies are removed: \(leftovers)")
         w.stop()
     }

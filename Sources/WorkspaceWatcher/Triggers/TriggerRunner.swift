@@ -42,7 +42,7 @@ public enum RelayLaunch: Sendable, Equatable {
 /// environment, its output appended to `.relay/log/triggers.log`.
 ///
 /// The command works on the bytes that settled: the file is copied (and hashed while copied)
-/// to `.relay/tmp/` while `sh` starts, and `RELAY_SETTLED_FILE` names that copy, removed when
+/// to a private folder in memory (a large file: to `.relay/tmp/`) while `sh` starts, and `RELAY_SETTLED_FILE` names that copy, removed when
 /// the command ends. `sh` waits for the runner's word before the command's first word; when the
 /// copy does not hold the trigger's bytes the word is not given and the command never runs: it
 /// stands aside for the newer content, which has (or gets) a trigger of its own.
@@ -72,17 +72,33 @@ struct TriggerRunner: Sendable {
     }
 
     /// Where the settled bytes of trigger row `id` are copied for its command (the file's own
-    /// name last, so a tool that goes by the extension reads it as it would the file).
-    static func settledCopy(workspace: Workspace, id: Int64, path: String) -> String {
-        workspace.layout.state + "/tmp/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+    /// name last, so a tool that goes by the extension reads it as it would the file): a file
+    /// up to `memoryCopyLimit` in the workspace's private folder in memory (`MemoryFolder`:
+    /// a copy made and removed per command costs no disk metadata), a larger one, or any where
+    /// there is no such folder, in `.relay/tmp/`.
+    static func settledCopy(workspace: Workspace, id: Int64, path: String, size: Int?) -> String {
+        let folder = (size ?? Int.max) <= memoryCopyLimit ? MemoryFolder.privateFolder(memoryFolderName(workspace)) : nil
+        return (folder ?? workspace.layout.state + "/tmp") + "/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+    }
+
+    /// Files up to this size are copied into memory for their commands (a few at a time: one
+    /// per running command).
+    static let memoryCopyLimit = 1 << 20
+
+    /// The name of the workspace's folder in memory: row numbers are the workspace's own, so
+    /// two workspaces' daemons must not share one.
+    static func memoryFolderName(_ workspace: Workspace) -> String {
+        "watch-" + ContentHash(of: workspace.root).hex.prefix(16)
     }
 
     /// Removes the settled copies a killed daemon left (a command cut short by the kill runs
     /// again with a fresh copy); called at start, when no command of this workspace runs.
     static func removeLeftoverCopies(workspace: Workspace) {
-        let folder = workspace.layout.state + "/tmp"
-        for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
-            _ = try? StateFile.remove(folder + "/" + name)
+        let folders = [workspace.layout.state + "/tmp", MemoryFolder.privateFolder(memoryFolderName(workspace))].compactMap { $0 }
+        for folder in folders {
+            for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
+                _ = try? StateFile.remove(folder + "/" + name)
+            }
         }
     }
 
@@ -99,7 +115,7 @@ struct TriggerRunner: Sendable {
 
     func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
         let workspace = self.workspace, copyGate = self.copyGate
-        let copy = Self.settledCopy(workspace: workspace, id: id, path: path)
+        let copy = Self.settledCopy(workspace: workspace, id: id, path: path, size: workspace.stamp(ofFileAt: path)?.size)
         let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
         // The copy and the wait block a thread: one of its own, not one of the cooperative pool
@@ -114,7 +130,7 @@ struct TriggerRunner: Sendable {
                 func makeTheCopy() -> Bool {
                     do {
                         if let copyGate { Self.waitAtGate(copyGate) }
-                        try StateFile.makeFolders(workspace.layout.state + "/tmp")
+                        try StateFile.makeFolders((copy as NSString).deletingLastPathComponent)
                         let copied = try workspace.copy(ofFileAt: path, to: copy)
                         if let copied, copied.hex == hash { return true }
                         stoodAside = copied == nil
