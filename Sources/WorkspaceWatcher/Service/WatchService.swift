@@ -151,6 +151,8 @@ public actor WatchService {
         }
         await reader.waitUntilStopped()
         await finishRuns()
+        // Not under a command still going past the grace: its copy is there.
+        if runs.isEmpty { TriggerRunner.removeMemoryFolder(workspace: workspace) }
         logger.info("stopped watching")
     }
 

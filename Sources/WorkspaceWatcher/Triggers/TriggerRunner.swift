@@ -102,6 +102,12 @@ struct TriggerRunner: Sendable {
         }
     }
 
+    /// Removes the workspace's folder in memory once no command runs (a stopped daemon): a
+    /// folder per workspace ever watched would pile up in /dev/shm until the next boot.
+    static func removeMemoryFolder(workspace: Workspace) {
+        if let folder = MemoryFolder.privateFolder(memoryFolderName(workspace)) { try? StateFile.removeFolder(folder) }
+    }
+
     /// Test hook (RELAY_WATCH_TEST_COPY_GATE): a FIFO the runner reads to its end after the
     /// command has started and before the settled copy is made, leaving `FIFO.reached` to say
     /// it waits — a test rewrites the file there.
