@@ -5,6 +5,7 @@ import Foundation
 import RelayEngine
 import WorkspaceCore
 import WorkspaceSync
+import WorkspaceWatcher
 
 struct GCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,7 +18,8 @@ struct GCCommand: ParsableCommand {
             day for a month, one a week after). The text of dropped documents kept for search \
             (.relay/cache/text) goes when no file holds that content any more. Never pruned: a version a sync peer needs as a \
             merge base, both sides of an open conflict, what an unfinished or resumable run \
-            refers to, the current version of any file. Pruned versions stay listed in `relay fs \
+            refers to, a run a trigger not yet marked done names (the daemon finishes that trigger \
+            from it at its next start), the current version of any file. Pruned versions stay listed in `relay fs \
             history`, marked pruned. `relay watch` applies the policy every hour.
 
             Examples:
@@ -41,7 +43,8 @@ struct GCCommand: ParsableCommand {
               + (versions.protected > 0 ? "; \(versions.protected) past the policy kept because something needs them" : "")
               + (versions.packed > 0 ? "; \(versions.packed) in packs left as they are" : ""))
         print("Runs      \(verb) \(runs.pruned.count) of \(runs.runs) runs, \(formatBytes(runs.bytesFreed))"
-              + (runs.unfinished > 0 ? "; \(runs.unfinished) past the policy kept because they are not finished" : ""))
+              + (runs.unfinished > 0 ? "; \(runs.unfinished) past the policy kept because they are not finished" : "")
+              + (runs.awaited > 0 ? "; \(runs.awaited) kept because a trigger not yet done names them (`relay watch` finishes it)" : ""))
         if dryRun {
             for version in versions.pruned.prefix(20) { print("  version \(version.version.prefix(12)) of \(version.path) (\(formatBytes(version.bytes)))") }
             if versions.pruned.count > 20 { print("  … and \(versions.pruned.count - 20) more versions") }
@@ -70,7 +73,10 @@ enum Retention {
     static func apply(to workspace: Workspace, dryRun: Bool) throws -> Report {
         let policy = try RetentionPolicy.load(from: workspace)
         let store = RunStore(workspace: workspace)
-        let runs = try store.prune(policy.runs, dryRun: dryRun)
+        // Runs the trigger queue still waits on stay, the daemon running or not (a row left
+        // `running` by a kill may name a run that finished).
+        let awaited = try WatchService.runsTheQueueAwaits(workspace: workspace)
+        let runs = try store.prune(policy.runs, dryRun: dryRun, keeping: awaited)
         var protected = try store.versionsUnfinishedRunsNeed()
         if FileManager.default.fileExists(atPath: workspace.layout.state + "/sync.sqlite") {
             for hex in try SyncIndex(workspace: workspace).versionsToKeep() {

@@ -10,7 +10,8 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show the workspace, its replica id and locks, runs and conflicts, and reclaim interrupted writes.",
         discussion: """
-            Counts files, lists paths whose lock is held right now, the trigger queue, relay runs \
+            Counts files, lists paths whose lock is held right now, the trigger queue (with the \
+            run that answers each trigger running now and each of the last five that ended), relay runs \
             by state, open sync conflicts and peer syncs the daemon holds (a sync it refused, \
             such as a mass deletion, waits for `relay sync --force PEER`), and removes temporary files left by writers that \
             were killed. With the daemon running, it also shows the daemon's resident memory \
@@ -35,6 +36,9 @@ struct StatusCommand: ParsableCommand {
         var watcher: Watcher
         struct Watcher: Codable {
             var running: Bool; var pid: Int32?; var triggers: [String: Int]
+            /// The triggers running now and the last five that ended, with the runs that answer
+            /// them (`run`, nil for a command trigger).
+            var recent: [QueuedTrigger]
             /// Resident memory and wake-ups of the running daemon.
             var footprint: DaemonFootprint?
         }
@@ -52,6 +56,7 @@ struct StatusCommand: ParsableCommand {
         let status = try workspace.status()
         let pid = DaemonLock.runningHolder("watch", in: workspace)
         let counts = try WatchService.queueCounts(workspace: workspace)
+        let recent = try WatchService.runningAndRecentTriggers(workspace: workspace)
         let footprint = pid.flatMap { DaemonFootprint.sample(pid: $0, over: max(0, sampleSeconds)) }
         var runs: [String: Int] = [:]
         // From the index of finished runs: only unfinished runs' journals are read.
@@ -62,7 +67,7 @@ struct StatusCommand: ParsableCommand {
             ? ((try? SyncIndex(workspace: workspace).openConflicts().count) ?? 0) : 0
         let holds = try SyncHold.all(in: workspace)
         if json {
-            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts, footprint: footprint), runs: runs,
+            return try printJSON(Output(workspace: status, watcher: .init(running: pid != nil, pid: pid, triggers: counts, recent: recent, footprint: footprint), runs: runs,
                                         openConflicts: conflicts, heldSyncs: holds, space: Dictionary(space.map { ($0.kind, $0.bytes) }, uniquingKeysWith: +)))
         }
         print("Workspace  \(status.root)")
@@ -84,6 +89,11 @@ struct StatusCommand: ParsableCommand {
         let order = ["pending", "running", "done", "failed", "superseded"]
         let queue = order.compactMap { state in counts[state].map { "\($0) \(state)" } }
         print("Triggers   " + (queue.isEmpty ? "none yet" : queue.joined(separator: ", ")))
+        // Which run answers which drop: the row names it (`relay runs ID` shows the run).
+        for trigger in recent {
+            let answer = trigger.run.map { "run \($0)" } ?? "command (trigger row \(trigger.id))"
+            print("           \(trigger.state.padding(toLength: 10, withPad: " ", startingAt: 0)) \(trigger.path) (\(trigger.trigger)): \(answer)")
+        }
         let runStates = ["running", "interrupted", "cancelled", "failed", "done", "skipped"].compactMap { state in runs[state].map { "\($0) \(state)" } }
         let resumable = (runs["interrupted"] ?? 0) + (runs["cancelled"] ?? 0) + (runs["failed"] ?? 0)
         print("Runs       " + (runStates.isEmpty ? "none yet" : runStates.joined(separator: ", "))

@@ -44,6 +44,10 @@ struct WatchCommand: AsyncParsableCommand {
     /// The daemon of `relay watch` and `relay serve`: the watcher, resume-at-start and, with an
     /// address, the HTTP API, as one ServiceGroup that SIGTERM and Ctrl-C stop gracefully.
     static func runDaemon(options: WorkspaceOptions, http: HTTPOptions, defaultAddress: String?) async throws {
+        // Loading the binary read its relocations and symbol table, and parsing the command
+        // line ran code the daemon never runs again: pages a daemon would carry into the
+        // start's peak, under what setting up its services touches.
+        ExecutablePages.release()
         var workspace = try options.open()
         workspace.writesTrigger = false  // the daemon writes as the engine
         let configuration = try WatchConfiguration.load(from: workspace)
@@ -63,6 +67,7 @@ struct WatchCommand: AsyncParsableCommand {
         serviceOptions.dieInBatchOf = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_IN_BATCH"].flatMap(Int.init)
         serviceOptions.dieAfterARunEnds = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_AFTER_RUN"] == "1"
         serviceOptions.holdBaselineHashing = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_HOLD_BASELINE"] == "1"
+        serviceOptions.copyGate = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_COPY_GATE"]
         let peerSync = try PeerSyncService.configured(for: workspace, logger: logger)
         if let peerSync {
             logger.notice("will sync after changes", metadata: ["relay.peers": "\(peerSync.peers.joined(separator: ", "))"])
@@ -98,6 +103,9 @@ struct WatchCommand: AsyncParsableCommand {
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
+        // Setting up (relay.json, the engine, the model client, the services) touched code
+        // that runs once: let it go before the services start, so it is not under their peak.
+        ExecutablePages.release()
         do {
             try await group.run()
         } catch let error as APIError {

@@ -2,7 +2,7 @@ import Foundation
 import RelayTestKit
 import Testing
 import WorkspaceCore
-import WorkspaceWatcher
+@testable import WorkspaceWatcher
 
 /// A workspace with a real `relay watch` daemon on it, for the watcher's integration tests.
 /// Its command triggers append "PATH HASH" to `firedLog`, outside the workspace.
@@ -31,7 +31,13 @@ final class WatchedWorkspace: @unchecked Sendable {
         FileManager.default.createFile(atPath: firedLog, contents: nil)
     }
 
-    deinit { if let daemon, daemon.isRunning { killHard(daemon) } }
+    deinit {
+        if let daemon, daemon.isRunning { killHard(daemon) }
+        // A killed daemon leaves its (empty) folder in memory; /dev/shm keeps it until a reboot.
+        if let workspace = try? Workspace.open(at: root), let folder = MemoryFolder.privateFolder(TriggerRunner.memoryFolderName(workspace)) {
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
 
     /// The usual command trigger: record the path and hash, once per run.
     static func recording(_ pattern: String, name: String? = nil) -> [String: Any] {

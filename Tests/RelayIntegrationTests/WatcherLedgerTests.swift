@@ -2,7 +2,7 @@ import Foundation
 import RelayTestKit
 import Testing
 import WorkspaceCore
-import WorkspaceWatcher
+@testable import WorkspaceWatcher
 
 /// Issue 29: the watcher at inotifywait's speed without giving up exactly-once — renames that
 /// keep a drop's identity, batched commits that survive a kill at any point, the content a run
@@ -157,6 +157,60 @@ struct WatcherLedgerTests {
         w.stop()
     }
 
+    /// Settled copies still there, in `.relay/tmp` and in the workspace's folder in memory.
+    static func settledCopiesLeft(_ w: WatchedWorkspace) -> [String] {
+        let workspace = try! Workspace.open(at: w.root)
+        let folders = [w.path(".relay/tmp"), MemoryFolder.privateFolder(TriggerRunner.memoryFolderName(workspace))].compactMap { $0 }
+        return folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("trigger-") }
+        }
+    }
+
+    /// `sh` starts while the settled copy is made (the copy is off the path to the command's
+    /// start): a file rewritten after `sh` started and before the copy was made never runs its
+    /// command, old key or new bytes; the newer content runs under its own key.
+    @Test func aFileRewrittenAfterItsCommandsShellStartedAndBeforeTheCopyNeverRunsTheCommand() throws {
+        let command = """
+            printf '%s %s %s %s\\n' "$RELAY_PATH" "$RELAY_HASH" "$(sha256sum < "$RELAY_SETTLED_FILE" | cut -c1-64)" "$(dirname "$RELAY_SETTLED_FILE")" >> '$FIRED'
+            """
+        let w = try WatchedWorkspace(triggers: [["pattern": "inbox/*", "command": command, "concurrency": 1]])
+        let gate = w.scratch.base + "/copy-gate"
+        #expect(mkfifo(gate, 0o600) == 0)
+        /// Lets the runner waiting at the gate go on (it opened the FIFO to read).
+        func openTheGate() throws {
+            let writer = try w.waitFor("a runner at the copy gate") { () -> Int32? in
+                let fd = open(gate, O_WRONLY | O_NONBLOCK)
+                return fd >= 0 ? fd : nil
+            }
+            close(writer)
+        }
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start(environment: ["RELAY_WATCH_TEST_COPY_GATE": gate])
+        try w.write("inbox/a.txt", "the version that settled\n")
+        // The runner has started `sh` and waits before making the copy.
+        try w.waitFor("the runner to reach the gate") { FileManager.default.fileExists(atPath: gate + ".reached") ? () : nil }
+        #expect(try w.queue().first { $0.path == "inbox/a.txt" }?.state == "running")
+        try w.write("inbox/a.txt", "the version written while sh started\n")
+        try w.waitForCookie()
+        try openTheGate()
+        let settled = ContentHash(of: "the version that settled\n").hex
+        try w.waitFor("the first trigger to stand aside") {
+            (try? w.queue().first { $0.path == "inbox/a.txt" && $0.hash == settled })?.state == "superseded" ? () : nil
+        }
+        try openTheGate()
+        try w.waitUntilQueueIdle()
+
+        let newer = ContentHash(of: "the version written while sh started\n").hex
+        let runs = w.fired().map { $0.split(separator: " ").map(String.init) }
+        // A small file's copy is made in the workspace's private folder in memory, where there is one.
+        let folder = MemoryFolder.privateFolder(TriggerRunner.memoryFolderName(try Workspace.open(at: w.root))) ?? w.path(".relay/tmp")
+        #expect(runs == [["inbox/a.txt", newer, newer, folder]], "only the newer content's command ran, on its own bytes: \(runs)")
+        #expect(try w.queue().first { $0.path == "inbox/a.txt" && $0.hash == newer }?.state == "done")
+        let leftovers = Self.settledCopiesLeft(w)
+        #expect(leftovers.isEmpty, "the settled copies are removed: \(leftovers)")
+        w.stop()
+    }
+
     @Test func aCommandReadsTheSettledBytesFromItsCopyWhenTheFileIsRewrittenWhileItRuns() throws {
         let w = try WatchedWorkspace(triggers: [["pattern": "inbox/*", "command": Self.gatedCommand, "concurrency": 1]])
         // Beside the workspace, where the test's waits see it: the gate and its marker.
@@ -183,7 +237,7 @@ struct WatcherLedgerTests {
         for run in runs { #expect(run.count == 4 && run[1] == run[2], "a command's copy held bytes other than its key's: \(run)") }
         #expect(runs.first?[1] == settled && runs.first?[3] == newer, "the first run kept the settled bytes; the file itself was newer: \(runs)")
         #expect(runs.last?[1] == newer, "the newer content ran under its own key")
-        let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: w.path(".relay/tmp"))) ?? []).filter { $0.hasPrefix("trigger-") }
+        let leftovers = Self.settledCopiesLeft(w)
         #expect(leftovers.isEmpty, "the settled copies are removed: \(leftovers)")
         w.stop()
     }
@@ -294,7 +348,7 @@ struct WatcherLedgerTests {
         #expect(footprint["wakeupsPerSecond"] is Double || footprint["wakeupsPerSecond"] is Int)
         let text = try w.scratch.relay(["status", "-w", w.root, "--sample-seconds", "0.2"])
         let shown = String(decoding: text.standardOutput, as: UTF8.self)
-        #expect(shown.contains("MiB resident"), "\(shown)")
+        #expect(shown.contains("MiB resident") && shown.contains("wake-ups/s over"), "\(shown)")
         w.stop()
     }
 }

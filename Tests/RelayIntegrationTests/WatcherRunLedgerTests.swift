@@ -52,6 +52,50 @@ struct WatcherRunLedgerTests {
         w.stop()
     }
 
+    /// relay.json's retention set so that every finished run is past the policy.
+    func pruneEveryFinishedRun(_ w: WatchedWorkspace) throws {
+        let file = w.path("relay.json")
+        var object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any] ?? [:]
+        object["retention"] = ["runs": ["keepLast": 0, "keepWithinDays": 0]]
+        try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: file))
+    }
+
+    @Test func gcWithTheDaemonDownKeepsAFinishedRunWhoseRowStillSaysRunningAndPrunesItOnceTheRowIsDone() throws {
+        let (w, server) = try droppedFileWorkspace()
+        let environment = ["RELAY_MODEL_URL": server.baseURL]
+        try w.start(environment: environment.merging(["RELAY_WATCH_TEST_DIE_AFTER_RUN": "1"]) { _, new in new })
+        try w.write("Research/guanacos.md", "# Guanacos\n\nGuanacos are the wild kin of llamas.\n")
+        try w.waitForExit()
+        let row = try #require(try w.queue().first { $0.path == "Research/guanacos.md" })
+        let run = try #require(row.run)
+        #expect(row.state == "running" && finishedRun(triggeredBy: "Research/guanacos.md", inWorkspace: w.root) == run, "\(row)")
+        try pruneEveryFinishedRun(w)
+
+        // The daemon is down: the row says running, its run says done, the policy keeps no run.
+        let gc = try w.scratch.relay(["gc", "-w", w.root])
+        #expect(gc.status == 0, "\(gc.standardError)")
+        #expect(gc.text.contains("Runs      pruned 0 of 1 runs") && gc.text.contains("1 kept because a trigger not yet done names them"), "\(gc.text)")
+        #expect(runFolders(w) == [run], "the run the queue waits on is kept")
+
+        try w.start(environment: environment)
+        try w.waitUntilQueueIdle()
+        let after = try #require(try w.queue().first { $0.path == "Research/guanacos.md" })
+        #expect(after.state == "done" && after.run == run, "\(after)")
+        #expect(server.requests.count == 4, "no model call again: \(server.requests.map(\.agent))")
+        w.stop()
+        try w.waitForExit()
+
+        // Its row done, the run is one like any other: the policy prunes it, and the drop stays handled.
+        let again = try w.scratch.relay(["gc", "-w", w.root])
+        #expect(again.text.contains("Runs      pruned 1 of 1 runs"), "\(again.text)")
+        #expect(runFolders(w).isEmpty)
+        try w.start(environment: environment)
+        try w.waitUntilQueueIdle()
+        #expect(try w.queue().filter { $0.path == "Research/guanacos.md" }.map(\.state) == ["done"])
+        #expect(server.requests.count == 4 && runFolders(w).isEmpty, "a pruned run's drop is not run again")
+        w.stop()
+    }
+
     @Test func aRunKilledBetweenAgentsResumesUnderTheNameItsRowGaveIt() throws {
         let (w, server) = try droppedFileWorkspace(delay: 0.4)
         let environment = ["RELAY_MODEL_URL": server.baseURL]
@@ -60,6 +104,13 @@ struct WatcherRunLedgerTests {
         let run = try w.waitFor("two agents of the run to finish") {
             (try? w.queue().first { $0.path == "Research/alpacas.md" })?.run.flatMap { finishedSteps(of: $0, inWorkspace: w.root) >= 2 ? $0 : nil }
         }
+        // `relay status` names the run that answers the running trigger.
+        let status = try w.scratch.relay(["status", "-w", w.root, "--json", "--sample-seconds", "0"])
+        let recent = (jsonObject(status.text)?["watcher"] as? [String: Any])?["recent"] as? [[String: Any]] ?? []
+        #expect(recent.contains { $0["path"] as? String == "Research/alpacas.md" && $0["state"] as? String == "running" && $0["run"] as? String == run },
+                "\(status.text)")
+        let shown = try w.scratch.relay(["status", "-w", w.root, "--sample-seconds", "0"]).text
+        #expect(shown.contains("running    Research/alpacas.md (Research/**): run \(run)"), "\(shown)")
         w.crash()
         try w.waitForExit()
         let finishedBefore = finishedSteps(of: run, inWorkspace: w.root)

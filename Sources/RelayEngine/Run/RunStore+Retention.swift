@@ -10,6 +10,9 @@ extension RunStore {
         /// Runs the policy would let go that stay because they are not finished: running,
         /// interrupted, cancelled or failed (resumable).
         public var unfinished = 0
+        /// Finished runs the policy would let go that stay because the watcher's trigger queue
+        /// names them in a row not yet done (see `prune`).
+        public var awaited = 0
         public var pruned: [String] = []
         public var bytesFreed = 0
         public var dryRun = false
@@ -19,8 +22,11 @@ extension RunStore {
     /// `keepWithinDays`, stay; of the rest, every run that finished (done or skipped) goes with
     /// its journal and event log. A run that is running or can be resumed is never pruned.
     /// (Which drops were handled is the watcher's trigger queue's to say, not the runs': a
-    /// pruned run's drop stays handled.)
-    public func prune(_ rule: RetentionPolicy.Rule, now: Date = Date(), dryRun: Bool) throws -> RunPruning {
+    /// pruned run's drop stays handled.) Nor is a run in `awaited` pruned, finished or not:
+    /// the queue names it in a row that is not done — a kill came after the run finished and
+    /// before its row said so — and the next start looks for it by that name; pruned, it
+    /// would be made again and its model calls repeated.
+    public func prune(_ rule: RetentionPolicy.Rule, now: Date = Date(), dryRun: Bool, keeping awaited: Set<String> = []) throws -> RunPruning {
         let ids = ids()
         var report = RunPruning(runs: ids.count, dryRun: dryRun)
         let times = ids.map { Self.startTime(ofID: $0) ?? Int64(now.timeIntervalSince1970 * 1e9) }
@@ -31,6 +37,10 @@ extension RunStore {
             let state = finished[id]?.state ?? (try? summary(id).state) ?? .interrupted
             guard state == .done || state == .skipped else {
                 report.unfinished += 1
+                continue
+            }
+            guard !awaited.contains(id) else {
+                report.awaited += 1
                 continue
             }
             report.pruned.append(id)

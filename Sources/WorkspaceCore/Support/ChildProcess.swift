@@ -79,12 +79,22 @@ package enum ChildProcess {
     /// trigger's command: what it prints stays in the log as it prints it.
     /// - throws: `WorkspaceError` naming the log when it cannot be opened or written, or the
     ///   command when it cannot be started.
+    ///
+    /// With `whileStarting`, the work it does overlaps the command's start: it runs once the
+    /// process exists, and its answer is written to the command's standard input — a newline
+    /// when true, nothing when false — before that is closed. A command that begins with
+    /// `read` waits for it and learns whether to go on (a trigger's settled copy is made while
+    /// `sh` loads).
     package static func run(_ command: [String], environment: [String: String], directory: String,
-                            appendingOutputTo log: String, header: [UInt8]) throws -> Int32 {
+                            appendingOutputTo log: String, header: [UInt8], whileStarting: (() -> Bool)? = nil) throws -> Int32 {
         let fd = try Syscall.open(log, O_WRONLY | O_APPEND | O_CREAT).orThrow("open", path: log)
         defer { Syscall.close(fd) }
         try header.withUnsafeBytes { Syscall.writeAll(fd, $0) }.orThrow("write", path: log)
         let (pid, ends) = try spawn(command, options: [], environment: environment, directory: directory, output: fd)
+        if let whileStarting, whileStarting() {
+            // EPIPE when the command ended without reading (relay ignores SIGPIPE).
+            _ = [UInt8(ascii: "\n")].withUnsafeBytes { Syscall.writeAll(ends[0], $0) }
+        }
         Syscall.close(ends[0])
         return waitAndReap(pid, state: State()).code
     }

@@ -90,12 +90,12 @@ extension WatchService {
 
     func start(_ trigger: WatchStore.Trigger, rule: TriggerRule) {
         running[rule.name, default: 0] += 1
-        let workspace = self.workspace, logger = self.logger, launcher = self.launcher
+        let workspace = self.workspace, logger = self.logger, launcher = self.launcher, copyGate = options.copyGate
         runs[trigger.id] = Task {
             let outcome: (WatchStore.State, Int32?, String?)
             switch rule.action {
             case .command(let command):
-                switch await TriggerRunner(workspace: workspace, logger: logger)
+                switch await TriggerRunner(workspace: workspace, logger: logger, copyGate: copyGate)
                     .run(command: command, id: trigger.id, path: trigger.path, hash: trigger.hash, rule: rule.name) {
                 case .exited(let status, let note): outcome = (status == 0 ? .done : .failed, status, note)
                 case .stoodAside(let note): outcome = (.superseded, nil, note)

@@ -28,6 +28,33 @@ extension WatchService {
     }
 }
 
+extension WatchService {
+    /// The triggers running now and the `limit` that ended last, with the runs that answer
+    /// them, for `relay status`.
+    ///
+    /// - throws: `WatcherError` `.database` naming `.relay/watch.sqlite`.
+    public static func runningAndRecentTriggers(workspace: Workspace, limit: Int = 5) throws -> [QueuedTrigger] {
+        guard FileManager.default.fileExists(atPath: workspace.layout.state + "/watch.sqlite") else { return [] }
+        return try WatcherError.translatingDatabaseErrors {
+            try WatchStore(workspace: workspace).runningAndRecent(limit: limit).map {
+                QueuedTrigger(id: $0.id, path: $0.path, hash: $0.hash, trigger: $0.rule, state: $0.state.rawValue, attempts: $0.attempts, run: $0.run)
+            }
+        }
+    }
+
+    /// The relay runs the trigger queue still waits on: named by a row that is pending or
+    /// running. A run among them may have finished (a kill came between the run's end and
+    /// its row's `done`): the next start finds it by that name and marks the row done without
+    /// a model call — so `relay gc` keeps these runs whatever the policy says, the daemon
+    /// running or not.
+    ///
+    /// - throws: `WatcherError` `.database` naming `.relay/watch.sqlite`.
+    public static func runsTheQueueAwaits(workspace: Workspace) throws -> Set<String> {
+        guard FileManager.default.fileExists(atPath: workspace.layout.state + "/watch.sqlite") else { return [] }
+        return try WatcherError.translatingDatabaseErrors { try WatchStore(workspace: workspace).runsAwaited() }
+    }
+}
+
 /// One row of the trigger queue.
 public struct QueuedTrigger: Sendable, Codable, Equatable {
     public var id: Int64

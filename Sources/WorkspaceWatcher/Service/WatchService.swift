@@ -44,6 +44,9 @@ public actor WatchService {
         /// Test hook: a first start's baseline is not hashed in the background, so a test can
         /// act on rows not hashed yet (RELAY_WATCH_TEST_HOLD_BASELINE).
         public var holdBaselineHashing = false
+        /// Test hook: a FIFO each command trigger's runner reads to its end after the command
+        /// started and before the settled copy is made (RELAY_WATCH_TEST_COPY_GATE).
+        public var copyGate: String?
         public init() {}
     }
 
@@ -98,6 +101,11 @@ public actor WatchService {
         let reader = InotifyReader(root: workspace.root, logger: logger, stallAfterFirstEvent: options.stallReaderAfterFirstEvent)
         let settler = self.settler, wakeup = self.wakeup
         try reader.open()
+        // The start's peak: the pages of the binary that loading and setting up touched
+        // (relocations, symbols, the command line's and the services' set-up code) would stay
+        // resident under the walk's own; let go of them before it, and the walk's pages and
+        // heap are the peak (`scan` lets go again as it goes).
+        ExecutablePages.release()
         let firstStart: Bool
         let walked: (files: Int, handled: Int)
         let started = Settler.now()
@@ -143,6 +151,8 @@ public actor WatchService {
         }
         await reader.waitUntilStopped()
         await finishRuns()
+        // Not under a command still going past the grace: its copy is there.
+        if runs.isEmpty { TriggerRunner.removeMemoryFolder(workspace: workspace) }
         logger.info("stopped watching")
     }
 

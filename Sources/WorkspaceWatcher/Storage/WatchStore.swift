@@ -45,6 +45,11 @@ final class WatchStore {
 
     init(workspace: Workspace) throws {
         database = try SQLiteDatabase(file: workspace.layout.state + "/watch.sqlite")
+        // SQLite's page cache (2 MB by default) stays allocated for the daemon's life once a
+        // walk has filled it: a tenth of its memory. A walk reads the index in order, each
+        // page once; a burst's lookups need the tree's inner pages, which 512 KiB holds for
+        // 100,000 files; the rest is the system's page cache away.
+        try database.execute("PRAGMA cache_size = -512")
         try database.execute("""
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS files (
@@ -293,6 +298,34 @@ final class WatchStore {
                 Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3),
                         state: State(rawValue: row.text(4)) ?? .pending, attempts: Int(row.integer(5)), run: row.isNull(6) ? nil : row.text(6))
             }
+    }
+
+    /// The rows running now (oldest first) and the `limit` that ended last (newest first), for
+    /// `relay status`: it names their runs. Rows that ended are found through the
+    /// `(state, id)` index, not by sorting the whole ledger.
+    func runningAndRecent(limit: Int) throws -> [Trigger] {
+        func read(_ sql: String, _ values: [SQLiteDatabase.Statement.Value]) throws -> [Trigger] {
+            try database.prepare(sql).rows(values) { row in
+                Trigger(id: row.integer(0), path: row.text(1), hash: row.text(2), rule: row.text(3),
+                        state: State(rawValue: row.text(4)) ?? .pending, attempts: Int(row.integer(5)), run: row.isNull(6) ? nil : row.text(6))
+            }
+        }
+        let columns = "SELECT id, path, hash, rule, state, attempts, run FROM triggers"
+        var rows = try read(columns + " WHERE state = 'running' ORDER BY id", [])
+        var ended: [Trigger] = []
+        for state in [State.done, .failed, .superseded] {
+            ended += try read(columns + " WHERE state = ?1 ORDER BY id DESC LIMIT ?2", [.text(state.rawValue), .integer(Int64(limit))])
+        }
+        rows += ended.sorted { $0.id > $1.id }.prefix(limit)
+        return rows
+    }
+
+    /// The runs that rows not yet done name: a pending row's run (a crash put it back, and the
+    /// next start resumes that run) or a running row's (whose run may have finished just
+    /// before a kill, the row not marked done yet). Retention must keep them: a pruned one
+    /// would be made again under the same name, its model calls repeated.
+    func runsAwaited() throws -> Set<String> {
+        Set(try database.prepare("SELECT DISTINCT run FROM triggers WHERE state IN ('pending', 'running') AND run IS NOT NULL").rows([]) { $0.text(0) })
     }
 
     /// The oldest pending rows, leaving out rules that cannot start more now: what a dispatch

@@ -41,10 +41,11 @@ public enum RelayLaunch: Sendable, Equatable {
 /// Runs command triggers: `/bin/sh -c COMMAND` in the workspace root, with the file in the
 /// environment, its output appended to `.relay/log/triggers.log`.
 ///
-/// The command works on the bytes that settled: before it starts, the file is copied (and
-/// hashed while copied) to `.relay/tmp/`, and `RELAY_SETTLED_FILE` names that copy, removed
-/// when the command ends. When the file no longer holds the trigger's bytes the command does
-/// not start: it stands aside for the newer content, which has (or gets) a trigger of its own.
+/// The command works on the bytes that settled: the file is copied (and hashed while copied)
+/// to a private folder in memory (a large file: to `.relay/tmp/`) while `sh` starts, and `RELAY_SETTLED_FILE` names that copy, removed when
+/// the command ends. `sh` waits for the runner's word before the command's first word; when the
+/// copy does not hold the trigger's bytes the word is not given and the command never runs: it
+/// stands aside for the newer content, which has (or gets) a trigger of its own.
 /// `RELAY_PATH` and `RELAY_FILE` still name the workspace file, for a command that moves or
 /// edits it — what they read may be newer than `RELAY_HASH` when someone saves again meanwhile.
 struct TriggerRunner: Sendable {
@@ -71,44 +72,91 @@ struct TriggerRunner: Sendable {
     }
 
     /// Where the settled bytes of trigger row `id` are copied for its command (the file's own
-    /// name last, so a tool that goes by the extension reads it as it would the file).
-    static func settledCopy(workspace: Workspace, id: Int64, path: String) -> String {
-        workspace.layout.state + "/tmp/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+    /// name last, so a tool that goes by the extension reads it as it would the file): a file
+    /// up to `memoryCopyLimit` in the workspace's private folder in memory (`MemoryFolder`:
+    /// a copy made and removed per command costs no disk metadata), a larger one, or any where
+    /// there is no such folder, in `.relay/tmp/`.
+    static func settledCopy(workspace: Workspace, id: Int64, path: String, size: Int?) -> String {
+        let folder = (size ?? Int.max) <= memoryCopyLimit ? MemoryFolder.privateFolder(memoryFolderName(workspace)) : nil
+        return (folder ?? workspace.layout.state + "/tmp") + "/trigger-\(id)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+    }
+
+    /// Files up to this size are copied into memory for their commands (a few at a time: one
+    /// per running command).
+    static let memoryCopyLimit = 1 << 20
+
+    /// The name of the workspace's folder in memory: row numbers are the workspace's own, so
+    /// two workspaces' daemons must not share one.
+    static func memoryFolderName(_ workspace: Workspace) -> String {
+        "watch-" + ContentHash(of: workspace.root).hex.prefix(16)
     }
 
     /// Removes the settled copies a killed daemon left (a command cut short by the kill runs
     /// again with a fresh copy); called at start, when no command of this workspace runs.
     static func removeLeftoverCopies(workspace: Workspace) {
-        let folder = workspace.layout.state + "/tmp"
-        for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
-            _ = try? StateFile.remove(folder + "/" + name)
+        let folders = [workspace.layout.state + "/tmp", MemoryFolder.privateFolder(memoryFolderName(workspace))].compactMap { $0 }
+        for folder in folders {
+            for name in (try? StateFile.names(in: folder)) ?? [] where name.hasPrefix("trigger-") {
+                _ = try? StateFile.remove(folder + "/" + name)
+            }
         }
     }
 
+    /// Removes the workspace's folder in memory once no command runs (a stopped daemon): a
+    /// folder per workspace ever watched would pile up in /dev/shm until the next boot.
+    static func removeMemoryFolder(workspace: Workspace) {
+        if let folder = MemoryFolder.privateFolder(memoryFolderName(workspace)) { try? StateFile.removeFolder(folder) }
+    }
+
+    /// Test hook (RELAY_WATCH_TEST_COPY_GATE): a FIFO the runner reads to its end after the
+    /// command has started and before the settled copy is made, leaving `FIFO.reached` to say
+    /// it waits — a test rewrites the file there.
+    var copyGate: String? = nil
+
+    /// The line `sh` runs before the command: it waits for the runner's word on its standard
+    /// input (a newline once the settled copy holds the trigger's bytes; end of input when it
+    /// does not) and stops there without one. On the command's first line, so the line numbers
+    /// `sh` reports are the command's own.
+    static let waitForTheCopy = "read -r _ || exit 75; "
+
     func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
-        let workspace = self.workspace
-        let copy = Self.settledCopy(workspace: workspace, id: id, path: path)
+        let workspace = self.workspace, copyGate = self.copyGate
+        let copy = Self.settledCopy(workspace: workspace, id: id, path: path, size: workspace.stamp(ofFileAt: path)?.size)
         let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
         // The copy and the wait block a thread: one of its own, not one of the cooperative pool
         // the watcher and the HTTP server share.
         return await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
             Thread {
-                do {
-                    try StateFile.makeFolders(workspace.layout.state + "/tmp")
-                    defer { _ = try? StateFile.remove(copy) }
-                    let copied = try workspace.copy(ofFileAt: path, to: copy)
-                    guard let copied, copied.hex == hash else {
-                        done.resume(returning: .stoodAside(copied == nil
+                // `sh` is started first and the copy made while it loads (a process start
+                // costs more than a small file's copy): the command itself runs only once the
+                // copy is known to hold the trigger's bytes — never new bytes under the old key.
+                var stoodAside: String?
+                var copyError: Error?
+                func makeTheCopy() -> Bool {
+                    do {
+                        if let copyGate { Self.waitAtGate(copyGate) }
+                        try StateFile.makeFolders((copy as NSString).deletingLastPathComponent)
+                        let copied = try workspace.copy(ofFileAt: path, to: copy)
+                        if let copied, copied.hex == hash { return true }
+                        stoodAside = copied == nil
                             ? "\(path) was gone or kept changing when its command was to start; the run for its newer content stands in"
-                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"))
-                        return
+                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"
+                    } catch {
+                        copyError = error
                     }
+                    return false
+                }
+                defer { _ = try? StateFile.remove(copy) }
+                do {
                     let folder = workspace.layout.state + "/log"
                     try StateFile.makeFolders(folder)
                     let status = try ChildProcess.run(
-                        ["/bin/sh", "-c", command], environment: environment, directory: workspace.root,
-                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
+                        ["/bin/sh", "-c", Self.waitForTheCopy + command], environment: environment, directory: workspace.root,
+                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8),
+                        whileStarting: makeTheCopy)
+                    if let stoodAside { return done.resume(returning: .stoodAside(stoodAside)) }
+                    if let copyError { throw copyError }
                     done.resume(returning: .exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
                 } catch let error as WorkspaceError {
                     done.resume(returning: .exited(status: 127, note: "could not run the command: \(error.message)"))
@@ -117,5 +165,12 @@ struct TriggerRunner: Sendable {
                 }
             }.start()
         }
+    }
+
+    /// The test hook's wait: `FIFO.reached`, then the FIFO read until its writer closes it.
+    private static func waitAtGate(_ fifo: String) {
+        _ = try? StateFile.replace(fifo + ".reached", with: [], durable: false)
+        // Opening a FIFO waits for its writer; reading it, for the writer to close it.
+        _ = try? StateFile.read(fifo)
     }
 }
