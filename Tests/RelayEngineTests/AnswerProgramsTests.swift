@@ -590,6 +590,15 @@ import WorkspaceCore
         #expect(RequestRules.describedPerson(in: "Who is borrowing my extractor?") == nil, "a question that opens with who describes no one")
     }
 
+    @Test func aNameThatOpensItsSentenceIsANameWhenTheNotesWriteItInsideOneAndGotIsNoWordToFind() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(6): "# Notes\n\n- Rufus borrowed my spare smoker for his sister's new hive.\n- Need to fix the gate before Wilf's sheep get into the orchard.\n",
+            Self.day(2): "# Notes\n\n- Remember to give Jory the spare hive stand on Sunday.\n- [ ] ask Rufus for the smoker back before the move\n",
+        ])
+        let (answer, _) = try await Self.ask("Who's got my spare smoker?", in: scratch)
+        #expect(answer.hasPrefix("Rufus — “Rufus borrowed my spare smoker"), "\(answer)")
+    }
+
     // MARK: Not found
 
     @Test func aPhoneNumberTheNotesDoNotHoldIsNotFoundAndNoDigitsAreCutFromAnotherNumber() async throws {

@@ -41,6 +41,10 @@ struct AnswerEvidence {
     /// The terms of the names the question holds ("Westgate" in "Who am I painting the Westgate
     /// shed with?"): what it is about.
     let nameTerms: Set<String>
+    /// Names the lines judged together write inside a sentence ("ask Rufus for the smoker
+    /// back"): a name of theirs that opens a sentence ("Rufus borrowed my spare smoker") is a
+    /// name all the same, not a capitalised first word.
+    var knownNames: Set<String> = []
 
     /// The factor of a previous message's words, and of the words of a name the question holds.
     static let previousFactor = 1.0 / 3
@@ -231,7 +235,7 @@ struct AnswerEvidence {
                         || (claim.text.contains(" ") && SearchTerms.terms(of: claim.text).last == noun) {
                         evidence += (weights.values.max() ?? 0) + 1
                     }
-                    if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes) { evidence *= 0.5 }
+                    if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes), !knownNames.contains(claim.text) { evidence *= 0.5 }
                 }
                 result.append(Value(claim: claim, shown: shown, fits: fits(claim) && !metadata, evidence: evidence, piece: piece))
             }
@@ -314,8 +318,10 @@ struct AnswerEvidence {
     /// what is asked for come first; ties keep BM25's order.
     func rerank(_ lines: [RetrievedLine], keep: Int) -> [RetrievedLine] {
         let weights = weights(among: lines.map(\.text))
+        var judge = self
+        judge.knownNames = Self.namesInsideSentences(lines.map(\.text), ignoring: ignoring)
         let judgedLines = lines.enumerated().map { item -> (Int, RetrievedLine, (fits: Bool, evidence: Double)) in
-            var judged = evidence(of: item.element.text, weights: weights)
+            var judged = judge.evidence(of: item.element.text, weights: weights)
             judged.evidence *= WorkspaceSearch.weight(of: item.element.path) ?? 1
             return (item.offset, item.element, judged)
         }
@@ -387,6 +393,21 @@ struct AnswerEvidence {
         guard text.count == 4, let value = Int(text) else { return false }
         // A year a note would name; "FH-2291" or "2291 runners" is no year.
         return (1800...2199).contains(value)
+    }
+
+    /// The one-word names `lines` write after a sentence's first word.
+    static func namesInsideSentences(_ lines: [String], ignoring: Set<String>) -> Set<String> {
+        var names: Set<String> = []
+        for line in lines {
+            for piece in pieces(of: line) {
+                let bytes = Array(piece.utf8)
+                for found in Claims.scan(piece, ignoring: ignoring) where found.claim.kind == .name && !found.claim.text.contains(" ")
+                    && !opensSentence(found.offset, in: bytes) {
+                    names.insert(found.claim.text)
+                }
+            }
+        }
+        return names
     }
 
     private static func opensSentence(_ offset: Int, in bytes: [UInt8]) -> Bool {

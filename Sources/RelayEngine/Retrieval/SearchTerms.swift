@@ -125,7 +125,7 @@ enum SearchTerms {
         of in on at to for from by with about into onto over under after before between through during \
         without within as up down out off upon than \
         and or but if so then not no nor also just very too any some all \
-        tell know please say said told \
+        tell know please say said told get got \
         s t d ll m re ve
         """.split(whereSeparator: \.isWhitespace).map(String.init))
 }
