@@ -588,6 +588,8 @@ import WorkspaceCore
         #expect(RequestRules.value(asked: " which street does the person who took the minutes live on ") == .address,
                 "“who” of the describing clause does not make it a question for a person")
         #expect(RequestRules.describedPerson(in: "Who is borrowing my extractor?") == nil, "a question that opens with who describes no one")
+        #expect(RequestRules.value(asked: " where does the lady who is lending us the chair live ") == .address, "the first question word decides")
+        #expect(RequestRules.describedPerson(in: "Where does the actor playing the keeper live?") != nil, "a person and what they do")
     }
 
     @Test func aNameThatOpensItsSentenceIsANameWhenTheNotesWriteItInsideOneAndGotIsNoWordToFind() async throws {

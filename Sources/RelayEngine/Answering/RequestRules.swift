@@ -345,11 +345,11 @@ enum RequestRules {
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
     static func value(asked text: String) -> ValueKind {
-        // A question word after the opening is of a clause that describes ("the person who took
-        // the minutes", "the day when …"): it does not say what is asked.
-        let opening = " " + text.split(separator: " ").prefix(5).joined(separator: " ") + " "
+        // Only the request's first question word says what is asked: a later one is of a clause
+        // that describes ("where does the lady who's lending us the chair live?", "the day when …").
+        let first = text.split(separator: " ").first { questionWords.contains(String($0)) }.map(String.init)
         let found = valuePhrases.first { phrase in
-            questionWords.contains(phrase.phrase) ? opening.contains(" \(phrase.phrase) ") : text.contains(" \(phrase.phrase) ")
+            questionWords.contains(phrase.phrase) ? phrase.phrase == first : text.contains(" \(phrase.phrase) ")
         }?.value ?? .phrase
         // "What's her number?", "Ines's number": a person's number is their phone number.
         if text.range(of: #" (her|his|their|your|[a-z]+'s) (phone |mobile )?number "#, options: .regularExpression) != nil { return .phone }
@@ -404,6 +404,10 @@ enum RequestRules {
     /// whoever is borrowing", "the person who took the minutes", "the beekeeper I'm mentoring".
     static let describingMarkers = [" whoever ", " who ", " whom ", " that ", " i'm ", " i am ", " i've ", " i have ", " i "]
 
+    /// Nouns of a person a request may describe by what they do.
+    static let personNouns: Set<String> = ["person", "man", "woman", "lady", "guy", "chap", "actor", "actress", "girl", "boy", "one",
+                                           "someone", "friend", "neighbour", "neighbor", "people", "bloke", "fellow", "builder", "teacher"]
+
     /// The search terms of the person `question` describes, when it describes one it does not
     /// name; nil otherwise.
     static func describedPerson(in question: String) -> Set<String>? {
@@ -411,7 +415,11 @@ enum RequestRules {
         guard words.count > 3 else { return nil }
         // After the first two words: "Who is …" and "I need …" open a question, they describe no one.
         let tail = " " + words.dropFirst(2).joined(separator: " ") + " "
-        guard describingMarkers.contains(where: tail.contains) else { return nil }
+        // "the actor playing the keeper", "the woman sewing the dresses": a person and what they do.
+        let doing = words.indices.dropFirst(2).contains { index in
+            index + 1 < words.count && personNouns.contains(words[index]) && words[index + 1].hasSuffix("ing") && words[index + 1].count > 4
+        }
+        guard doing || describingMarkers.contains(where: tail.contains) else { return nil }
         let terms = Set(SearchTerms.terms(of: question)).subtracting(detailWords)
         return terms.isEmpty ? nil : terms
     }
