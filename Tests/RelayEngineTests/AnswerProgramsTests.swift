@@ -345,6 +345,14 @@ import WorkspaceCore
         #expect(longer.hasPrefix("Act 1 took — 64 minutes, the highest of 2"), "a comparative before “first”: \(longer)")
     }
 
+    @Test func theCheapestOfAListOfPricedOptionsInACurrencyOfTheirOwnIsFoundUnderTheLineThatIntroducesThem() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Paid the hall for August.\n\nWig options for the Widow Jago, from Marguerite:\n\n- grey bun wig, synthetic: 34 ducats\n- grey bun wig, real hair: 95 ducats\n- hire from the Stannard Costume Store: 12 ducats a week\n"])
+        let (answer, _) = try await Self.ask("What's the cheapest way to get a wig for the Widow Jago?", in: scratch)
+        #expect(answer.hasPrefix("Stannard Costume Store — 12 ducats, the lowest of 3"), "“ducats” after a number in three items is their currency: \(answer)")
+        #expect(RunExecutor.currencyWords(in: [.init(text: "Met 3 friends", source: nil), .init(text: "Ate 2 pies", source: nil)]).isEmpty,
+                "a word after a number once is no currency")
+    }
+
     @Test func twoPricesInOneLineAreComparedEachNamedByItsClause() {
         let line = RunExecutor.SourcedLine(text: "Pia from Holm Timber came by. Their price is 38.50 euros a sheet; Brackley charges 34.75 euros.",
                                            source: "Journal/user/2026-11-20.md:3")

@@ -358,6 +358,42 @@ struct Evidence {
         }
     }
 
+    /// The items of a list that each give a price ("Wig options, from Marguerite:" / "- grey bun
+    /// wig, synthetic: 34 ducats" / "- hire from the costume store: 12 ducats a week"), around
+    /// `line` — one of them, or the line that introduces them with a colon, which comes first;
+    /// empty unless two items at least give one. The list runs up to a blank line or a heading.
+    func pricedItems(around line: RetrievedLine) -> [RetrievedLine] {
+        let all = lines(of: line.path)
+        var index = line.line - 1
+        guard all.indices.contains(index) else { return [] }
+        func isItem(_ text: String) -> Bool { text.trimmingCharacters(in: .whitespaces).range(of: #"^([-*+]|\d{1,3}[.)]) "#, options: .regularExpression) != nil }
+        var lead: RetrievedLine?
+        if !isItem(all[index]) {
+            lead = RetrievedLine(path: line.path, line: index + 1, text: RunExecutor.bare(all[index]), score: Self.structural,
+                                 heading: Self.heading(above: index, in: all))
+            // The introducing line: the list starts after it (past one blank line).
+            guard all[index].trimmingCharacters(in: .whitespaces).hasSuffix(":") else { return [] }
+            index += 1
+            if index < all.count, all[index].trimmingCharacters(in: .whitespaces).isEmpty { index += 1 }
+            guard index < all.count, isItem(all[index]) else { return [] }
+        }
+        var start = index, end = index
+        while start > 0, isItem(all[start - 1]) { start -= 1 }
+        while end + 1 < all.count, isItem(all[end + 1]) { end += 1 }
+        let list = (start...end).map { RunExecutor.SourcedLine(text: all[$0], source: nil) }
+        let currencies = RunExecutor.currencyWords(in: list)
+        let priced = (start...end).filter { number in
+            RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: all[number], source: nil)]).contains(where: \.isMoney)
+                || !currencies.isDisjoint(with: all[number].lowercased().split(whereSeparator: { !$0.isLetter }).map(String.init))
+        }
+        guard priced.count >= 2, priced.count * 2 >= end - start + 1 else { return [] }
+        // The introducing line goes first: it says what the items are (it holds no price to compare).
+        return (lead.map { [$0] } ?? []) + priced.map { number in
+            RetrievedLine(path: line.path, line: number + 1, text: RunExecutor.bare(all[number]), score: Self.structural,
+                          heading: Self.heading(above: number, in: all))
+        }
+    }
+
     // MARK: Two hops
 
     /// The names of `line` the question does not hold: "Lent my drill to Oskar Brandt" for

@@ -122,6 +122,12 @@ extension RelayRunner {
                 if rows.count < 2 { rows = [] }
                 if items.count < 2 { items = [] }
             }
+            if rows.isEmpty, items.isEmpty, asksPrice {
+                // "Wig options, from Marguerite:" and the priced items under it.
+                for line in widened.prefix(6) where items.isEmpty && WorkspaceSearch.weight(of: line.path) == 1 {
+                    items = evidence.pricedItems(around: line)
+                }
+            }
             if !rows.isEmpty {
                 // A table's rows are compared by the column the request names; other lines follow.
                 ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } }

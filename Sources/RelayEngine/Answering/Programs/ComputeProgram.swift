@@ -151,6 +151,7 @@ extension RunExecutor {
     /// The amounts of `lines` (numbers with a money sign or a unit; years, dates and list numbers left out), in order.
     static func amounts(in lines: [SourcedLine]) -> [Amount] {
         var result: [Amount] = []
+        let currencies = currencyWords(in: lines)
         for (index, line) in lines.enumerated() {
             let bytes = Array(line.text.utf8)
             for found in Claims.scan(line.text, ignoring: []) where found.claim.kind == .number && !AnswerEvidence.isYear(found.claim.text) {
@@ -162,7 +163,7 @@ extension RunExecutor {
                 let before = String(decoding: bytes[..<found.offset].suffix(8), as: UTF8.self)
                     .split(separator: " ").last.map { $0.trimmingCharacters(in: .punctuationCharacters) } ?? ""
                 let currencyBefore = AnswerEvidence.moneyBefore.contains(before.lowercased()) && bytes[..<found.offset].last == UInt8(ascii: " ")
-                let unit = AnswerEvidence.anyUnit.contains(word) || AnswerEvidence.isCurrency(word, after: text) ? word : nil
+                let unit = AnswerEvidence.anyUnit.contains(word) || AnswerEvidence.isCurrency(word, after: text) || currencies.contains(word) ? word : nil
                 guard symbol || currencyBefore || unit != nil, let value = Calculator.number(text) else { continue }
                 let following = (unit == nil ? after : String(after.drop { $0 == " " }.drop { $0 != " " })).lowercased().trimmingCharacters(in: .whitespaces)
                 let preceding = String(decoding: bytes[..<found.offset].suffix(16), as: UTF8.self).lowercased()
@@ -179,6 +180,26 @@ extension RunExecutor {
             }
         }
         return result
+    }
+
+    /// Words `lines` write as a currency: after an amount with cents in one of them ("23.50
+    /// ducats"), or after a number in two of them at least ("34 ducats" and "95 ducats" in a
+    /// list of options) — a currency of the person's own, on no list, is a unit all the same.
+    static func currencyWords(in lines: [SourcedLine]) -> Set<String> {
+        var seen: [String: Set<Int>] = [:]
+        var certain: Set<String> = []
+        for (index, line) in lines.enumerated() {
+            let words = line.text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == ":" }).map(String.init)
+            for (position, word) in words.enumerated() where position + 1 < words.count {
+                let number = word.trimmingCharacters(in: .punctuationCharacters)
+                guard let first = number.first, first.isNumber, number.allSatisfy({ $0.isNumber || $0 == "." || $0 == "," }) else { continue }
+                let next = words[position + 1].trimmingCharacters(in: .punctuationCharacters).lowercased()
+                guard next.count >= 3, next.allSatisfy(\.isLetter), !CommonWords.contains(next), !AnswerEvidence.anyUnit.contains(next) else { continue }
+                if AnswerEvidence.isCurrency(next, after: number) { certain.insert(next) }
+                seen[next, default: []].insert(index)
+            }
+        }
+        return certain.union(seen.filter { $0.value.count >= 2 }.keys)
     }
 
     /// Words after an amount that make it the total of others beside it ("27 kg in all").
