@@ -609,6 +609,15 @@ import WorkspaceCore
         #expect(answer.hasPrefix("Rufus — “Rufus borrowed my spare smoker"), "\(answer)")
     }
 
+    @Test func whatSomethingCostsNowIsTheNewestNoteAboutItNotTheFirstQuote() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(9): "# Notes\n\n- Gideon's quote came through: 489 thalers for the extractor, delivered on the 21st. Paid the deposit.\n",
+            Self.day(4): "# Notes\n\n- Email from Gideon: the extractor is delayed. He's knocked the price down to 455 thalers for the wait.\n",
+        ])
+        let (answer, _) = try await Self.ask("What am I paying for the new extractor now?", in: scratch)
+        #expect(answer.hasPrefix("455 — "), "\(answer)")
+    }
+
     // MARK: Not found
 
     @Test func aPhoneNumberTheNotesDoNotHoldIsNotFoundAndNoDigitsAreCutFromAnotherNumber() async throws {

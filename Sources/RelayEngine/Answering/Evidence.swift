@@ -54,6 +54,11 @@ struct Evidence {
         }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
     }
 
+    /// The day of a person's dated note, from its path; nil for any other file.
+    static func day(ofNotePath path: String) -> String? {
+        path.hasPrefix("Journal/user/") ? DayWords.day(ofNote: path) : nil
+    }
+
     func lines(of path: String) -> [String] {
         SourceText(workspace: workspace).text(of: path)?.components(separatedBy: "\n") ?? []
     }

@@ -176,6 +176,19 @@ extension RelayRunner {
         if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {
             ranked = operandLines(ranked, question: query, dates: analysis.operation == .daysBetween, excluded: excluded, evidence: evidence)
         }
+        if analysis?.kind == .lookup, !Set(RequestRules.words(of: query)).isDisjoint(with: ["now", "currently", "nowadays", "anymore"]) {
+            // "What am I paying for the extractor now?": of the person's dated notes about it that
+            // hold a value of the kind asked, the newest says how it stands now (the price was
+            // lowered since the quote).
+            let topic = Support.topicTerms(of: query).subtracting(["now", "currently"])
+            let dated = ranked.prefix(8).filter { line in
+                Evidence.day(ofNotePath: line.path) != nil && Support.coverage(of: topic, in: line.text) > 0
+                    && judge.evidence(of: line.text, weights: [:]).fits
+            }
+            if let newest = dated.max(by: { Evidence.day(ofNotePath: $0.path)! < Evidence.day(ofNotePath: $1.path)! }), dated.count >= 2 {
+                ranked = [newest] + ranked.filter { $0 != newest }
+            }
+        }
         if let analysis, analysis.kind == .lookup, let value = analysis.value, value.isSpan || value == .place,
            let described = RequestRules.describedPerson(in: query),
            let hopped = describedHop(described, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence) {

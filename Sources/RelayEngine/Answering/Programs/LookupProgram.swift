@@ -36,8 +36,11 @@ extension RunExecutor {
             // ("the rent is 950 a month") still may be — an ordinal ("the 26th") is not.
             let money = fitting.filter(\.isMoney)
             let topic = Support.topicTerms(of: question)
+            // (The line, not only the sentence: "Email from Gideon: the extractor is delayed. He's
+            // knocked the price down to 455 thalers" — a currency of the person's own is on no list.)
             fitting = !money.isEmpty ? money : fitting.filter { candidate in
-                candidate.text.last?.isNumber == true && Support.coverage(of: topic, in: candidate.piece) >= 0.5
+                candidate.text.last?.isNumber == true
+                    && Support.coverage(of: topic, in: candidate.piece + " " + lines[candidate.line].text) >= 0.5
             }
         }
         if [.money, .number].contains(value) {
