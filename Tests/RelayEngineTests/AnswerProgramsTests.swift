@@ -618,6 +618,12 @@ import WorkspaceCore
         #expect(answer.hasPrefix("455 — "), "\(answer)")
     }
 
+    @Test func aDurationInTwoUnitsIsOneValue() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Read-through at the church hall: 2 hours 10 minutes with the interval.\n"])
+        let (answer, _) = try await Self.ask("How long did the read-through run?", in: scratch)
+        #expect(answer.hasPrefix("2 hours 10 minutes — "), "\(answer)")
+    }
+
     // MARK: Not found
 
     @Test func aPhoneNumberTheNotesDoNotHoldIsNotFoundAndNoDigitsAreCutFromAnotherNumber() async throws {

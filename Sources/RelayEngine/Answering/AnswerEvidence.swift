@@ -206,6 +206,12 @@ struct AnswerEvidence {
                     let symbol = (claim.text.first.map { "€$£¥".contains($0) } ?? false) || currencyBefore
                     if !units.isEmpty, symbol || (unitWord && units.contains(said.last?.lowercased() ?? "")) { evidence += (weights.values.max() ?? 0) + 1 }
                     if unitWord { shown += " " + said.joined(separator: " ") }
+                    // "2 hours 10 minutes", "1 hour and 58 minutes": a duration in two units is one value.
+                    if unitWord, Self.duration.contains(said.last?.lowercased() ?? ""),
+                       let more = after.range(of: #"^\s*\S+\s+(and\s+)?\d+\s+(minutes?|mins?|seconds?|hours?|days?|weeks?)\b"#, options: [.regularExpression, .caseInsensitive]) {
+                        let rest = after[more].split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")
+                        shown += " " + rest
+                    }
                     if currencyBefore, !unitWord, let original = String(decoding: bytes[..<offset], as: UTF8.self).split(separator: " ").last {
                         shown = original.trimmingCharacters(in: .punctuationCharacters) + " " + shown
                     }
