@@ -11,6 +11,13 @@ import Synchronization
 enum Housekeeping {
     private static let state = Mutex<(jobs: [@Sendable () -> Void], running: Bool)>(([], false))
 
+    /// Returns once no job is queued or running: for a caller that counts the descriptors the
+    /// jobs hold (a history merge holds its folder open while it runs, at the lowest priority,
+    /// so on a loaded machine for a while).
+    static func waitUntilIdle() {
+        while state.withLock({ $0.running || !$0.jobs.isEmpty }) { usleep(1_000) }
+    }
+
     static func run(_ job: @escaping @Sendable () -> Void) {
         let start = state.withLock { state -> Bool in
             state.jobs.append(job)
