@@ -128,8 +128,9 @@ import WorkspaceCore
             Self.day(5): "# Notes\n\n- Need to find a proper foghorn sound for the storm.\n- Need to buy 24 AA batteries for the radio mics.\n",
             Self.day(2): "# Notes\n\n- Found a good foghorn: a free recording from the museum.\n- Got the 24 AA batteries for the radio mics.\n",
         ], files: ["Research/production-meeting-minutes.md": minutes])
+        try scratch.write("context.md", Self.context + "## Research\n\n- [handbook](Research/handbook/summary.md): Visiting companies must book the get-in a month ahead.\n")
         let (tasks, _) = try await Self.ask("Which jobs are still outstanding?", in: scratch)
-        #expect(tasks.hasPrefix("The workspace does not say"), "found the foghorn, got the batteries: \(tasks)")
+        #expect(tasks.hasPrefix("The workspace does not say"), "found the foghorn, got the batteries; a document's line in context.md is no task: \(tasks)")
         let (actions, _) = try await Self.ask("Who agreed to do what at the production meeting?", in: scratch)
         #expect(actions.contains("fire-proofing") && actions.contains("lighting plot") && !actions.contains("foghorn"),
                 "the minutes' action items, not my tasks: \(actions)")

@@ -88,7 +88,9 @@ struct Evidence {
         // each with the position of its note: it closes only a task written before it.
         var reported: [(key: String, note: Int)] = []
         for (note, path) in sources.enumerated() {
-            for (index, line) in lines(of: path).enumerated() where Self.isStatement(line) {
+            // context.md's line for a document ("- [handbook](Research/handbook/summary.md): …
+            // must be booked …") is what the research relay learned, not a task of the person's.
+            for (index, line) in lines(of: path).enumerated() where Self.isStatement(line) && !Self.isKnowledgeLine(line) {
                 let key = Self.taskKey(line)
                 guard !key.isEmpty else { continue }
                 if Self.doneTaskMarkers.contains(where: { line.contains($0) }) { done.insert(key); continue }
@@ -128,6 +130,11 @@ struct Evidence {
             }
         }
         return order.filter { !done.contains($0) && !tickedOff($0) }.compactMap { found[$0] }
+    }
+
+    /// A line the research relay writes into context.md for a document: a link to its summary.
+    static func isKnowledgeLine(_ line: String) -> Bool {
+        line.trimmingCharacters(in: .whitespaces).range(of: #"^- \[[^\]]*\]\(Research/[^)]*\)"#, options: .regularExpression) != nil
     }
 
     /// What a task is, without its marker, so "- [ ] call the vet" and "- [x] call the vet" meet.
