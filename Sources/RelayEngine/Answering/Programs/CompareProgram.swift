@@ -40,7 +40,7 @@ extension RunExecutor {
                       cell.value.contains(where: \.isNumber) else { continue }
                 items.append((value, cell.value + Self.unit(inHeader: column), index))
             }
-        } else if let listed = lines.prefix(3).enumerated().lazy.map({ ($0.offset, Self.labelledNumbers(in: $0.element.text)) }).first(where: { !$0.1.isEmpty }),
+        } else if let listed = Self.labelledList(in: lines),
                   Self.amounts(in: [lines[listed.0]]).count < 2 {
             // "Thursday 64, Friday 88, Saturday evening 112": each number is its label's.
             for item in listed.1 {
@@ -187,6 +187,12 @@ extension RunExecutor {
             return (words.dropLast().joined(separator: " "), String(last), value)
         }
         return found.count >= 2 && found.count * 2 >= pieces.count ? found : []
+    }
+
+    /// The first of the best three lines that lists numbers each after its label: its index and
+    /// the labelled numbers.
+    static func labelledList(in lines: [SourcedLine]) -> (Int, [(label: String, number: String, value: Double)])? {
+        lines.prefix(3).enumerated().lazy.map { ($0.offset, labelledNumbers(in: $0.element.text)) }.first { !$0.1.isEmpty }
     }
 
     /// The amounts of one line that compare with each other: those in the unit of the first

@@ -25,7 +25,7 @@ extension RunExecutor {
         let asksMoney = RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ") == .money
         if amounts.filter(\.isMoney).count >= 2 || (asksMoney && amounts.contains(where: \.isMoney)) { amounts = amounts.filter(\.isMoney) }
         if operation == .sum, amounts.count < 2,
-           let listed = lines.prefix(3).enumerated().lazy.map({ ($0.offset, Self.labelledNumbers(in: $0.element.text)) }).first(where: { !$0.1.isEmpty }),
+           let listed = Self.labelledList(in: lines),
            let result = Calculator.apply(.sum, to: listed.1.map(\.value)) {
             // "Thursday 64, Friday 88, Saturday evening 112" — across all of them.
             let shown = Calculator.format(result, like: listed.1.map(\.number))
