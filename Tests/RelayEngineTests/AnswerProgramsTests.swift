@@ -679,6 +679,28 @@ import WorkspaceCore
         #expect(answer.contains("The Nile is long."), "unchecked: not stripped by the grounding check")
     }
 
+    @Test func aWhyQuestionAboutPeopleInGeneralGetsTheModelsLabelledAnswerNotALineThatSharesAWord() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Good news: the theatre has a dock door after all.\n- Paid 40 marks for the hall.\n"])
+        let (answer, _) = try await Self.ask("Why do people in the theatre say \"break a leg\" for good luck?", in: scratch,
+                                             model: Self.model(writes: "Wishing luck was thought to bring the opposite."))
+        #expect(answer.hasPrefix(RunExecutor.generalOpening), "\(answer)")
+        #expect(!answer.contains("dock door"), "\(answer)")
+    }
+
+    @Test func tipsAskedForWithGiveMeAreGeneralThoughMeIsFirstPerson() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Baked six loaves of rye for the market.\n"])
+        let (answer, _) = try await Self.ask("Give me three tips for keeping bread fresh.", in: scratch,
+                                             model: Self.model(writes: "- Keep it in a cloth bag.\n- Freeze slices.\n- Avoid the fridge."))
+        #expect(answer.hasPrefix(RunExecutor.generalOpening), "\(answer)")
+    }
+
+    @Test func aWhyQuestionAboutTheWorkspacesOwnThingIsAnsweredFromItsLine() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The hut is closed on Monday because the roof is being mended.\n"])
+        let (answer, _) = try await Self.ask("Why is the hut closed on Monday?", in: scratch, model: Self.model(writes: "Nobody knows."))
+        #expect(!answer.hasPrefix(RunExecutor.generalOpening), "\(answer)")
+        #expect(answer.contains("roof is being mended"), "\(answer)")
+    }
+
     // MARK: Documents
 
     @Test func theNewerMessageOfAThreadSaysWhenItIsNowNotTheQuotedOneNorTheHeader() async throws {

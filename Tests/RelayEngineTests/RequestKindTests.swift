@@ -13,7 +13,7 @@ import Testing
         "What is my sister called?", "Who did I lend my drill to?", "When is my dentist appointment?", "How much did the kettle cost?",
         "Where does Oskar live?", "What's the wifi password?", "Which bakery sells the rye bread?", "Why did the meeting move?",
         "Can you tell me who fixed the boiler?", "What time does the train leave?", "Tell me the name of the vet",
-        "How many samples did the lab take?",
+        "How many samples did the lab take?", "By when does the printer want the cast list?", "Where is the shopping list kept?",
     ])
     func aQuestionForOneValueIsALookup(_ request: String) {
         #expect(Self.kind(request) == .lookup, "\(request)")

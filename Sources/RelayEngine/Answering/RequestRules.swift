@@ -230,15 +230,7 @@ enum RequestRules {
     }
 
     private static func decideKind(words all: [String], text: String, question: Bool) -> RequestAnalysis {
-        var words = all
-        var stripped = true
-        while stripped {
-            stripped = false
-            for opening in politeOpenings where words.count > opening.count && Array(words.prefix(opening.count)) == opening {
-                words.removeFirst(opening.count)
-                stripped = true
-            }
-        }
+        let words = withoutPoliteOpening(all)
         let first = words.first ?? ""
         let opening = " " + words.joined(separator: " ") + " "
         if draftVerbs.contains(first), words.contains(where: draftObjects.contains) {
@@ -272,7 +264,10 @@ enum RequestRules {
         if !questionWords.contains(first), !auxiliaries.contains(first), let count = count(in: words), words.prefix(3).contains(where: { Int($0) == count || countWords[$0] == count }) {
             return RequestAnalysis(kind: .list, why: "asks for \(count) items")
         }
-        if let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
+        // "By when do the printers want the cast list?": a question that opens with when, where
+        // or why asks one value, whatever list it names later.
+        let asksOneValue = words.prefix(2).contains { ["when", "where", "why"].contains($0) }
+        if !asksOneValue, let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
             return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")
         }
         // "Which people have I lent things to?", "What books did I order?": a plural asked for
@@ -379,6 +374,36 @@ enum RequestRules {
 
     /// Words that make a request about the person's own workspace.
     static let firstPerson: Set<String> = ["i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us", "our", "ours"]
+
+    /// Whether the request speaks of the person's own things: a first-person word other than
+    /// the "me" of a polite opening ("Give me three tips for …" is not about me; "Give me my
+    /// list" is).
+    static func isPersonal(_ request: String) -> Bool {
+        !Set(withoutPoliteOpening(words(of: request))).isDisjoint(with: firstPerson)
+    }
+
+    /// Subjects that make a why or how question one about things in general: "Why do *people*
+    /// say …", "How do *you* get wax out of wool?" (the "you" of anyone, once the polite "can
+    /// you" is gone).
+    static let generalSubjects: Set<String> = ["people", "you", "one", "someone", "anyone", "everyone", "everybody", "folk", "folks"]
+
+    static func asksInGeneral(_ request: String) -> Bool {
+        !Set(withoutPoliteOpening(words(of: request))).isDisjoint(with: generalSubjects)
+    }
+
+    /// `words` without the polite openings they start with ("can you", "tell me", "please").
+    static func withoutPoliteOpening(_ all: [String]) -> [String] {
+        var words = all
+        var stripped = true
+        while stripped {
+            stripped = false
+            for opening in politeOpenings where words.count > opening.count && Array(words.prefix(opening.count)) == opening {
+                words.removeFirst(opening.count)
+                stripped = true
+            }
+        }
+        return words
+    }
 
     static func refersBack(_ request: String) -> Bool {
         words(of: request).contains(where: backReferences.contains)

@@ -20,6 +20,8 @@ extension RunExecutor {
     func answerProgram(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, lines: [SourcedLine], budget: Int, restored: Bool,
                        tally: inout Tally) async throws -> String? {
         guard let analysis = manifest.analysis, manifest.document == nil else { return nil }
+        // Not about the workspace: the model writes, labelled (`writing`, `finishedWriting`).
+        if isGeneralRequest { return nil }
         switch analysis.kind {
         case .lookup:
             if analysis.value == .money, let total = totalOfUnitPrice(lines: lines) { return total }
@@ -42,7 +44,7 @@ extension RunExecutor {
         case .other:
             // About the workspace but of no kind above ("Tell me about the shed"): the
             // lines found, as a short summary with their sources.
-            return isGeneralRequest ? nil : try await answerSummary(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
+            return try await answerSummary(step, agent: agent, analysis: analysis, lines: lines, restored: restored, tally: &tally)
         case .draft:
             return nil
         }
@@ -63,20 +65,23 @@ extension RunExecutor {
     /// Whether the request's kind has a program that chooses (not a draft, not a request about
     /// something the workspace does not hold).
     var answersByProgram: Bool {
-        guard let analysis = manifest.analysis, manifest.document == nil else { return false }
-        switch analysis.kind {
-        case .draft: return false
-        case .list, .other: return !isGeneralRequest
-        default: return true
-        }
+        guard let analysis = manifest.analysis, manifest.document == nil, !isGeneralRequest else { return false }
+        return analysis.kind != .draft
     }
 
-    /// A request not about the workspace ("List three facts about rivers"): no first person,
-    /// no name or topic the evidence holds. It may get the model's own answer, labelled.
+    /// A request not about the workspace ("List three facts about rivers", "Why do people say
+    /// break a leg?", "How do you get wax out of wool?"): nothing of the person's own in it (no
+    /// first person once "tell me", "give me" are read as the polite openings they are), no name
+    /// or topic the evidence holds. It gets the model's own answer, labelled. A lookup is general
+    /// only when it asks why or how of something in general ("people", "you" — not a name, a
+    /// date or an amount, which are facts of the workspace or nothing), and the workspace speaks
+    /// of less than half of what it asks about.
     var isGeneralRequest: Bool {
-        guard let analysis = manifest.analysis, manifest.document == nil, [.other, .list].contains(analysis.kind), !analysis.tasks else { return false }
-        let words = Set(RequestRules.words(of: manifest.requestLead))
-        if !words.isDisjoint(with: RequestRules.firstPerson) || manifest.previousExchange != nil { return false }
+        guard let analysis = manifest.analysis, manifest.document == nil, !analysis.tasks, analysis.days == nil,
+              manifest.previousExchange == nil else { return false }
+        let lookup = analysis.kind == .lookup && [.reason, .phrase].contains(analysis.value)
+        guard [.other, .list].contains(analysis.kind) || lookup else { return false }
+        if RequestRules.isPersonal(manifest.requestLead) { return false }
         // Evidence the workspace's structure gave (the section a heading names) is about it.
         if let retrieved = manifest.retrieved, !retrieved.isEmpty, retrieved.allSatisfy({ $0.score >= Evidence.structural }) { return false }
         // "What's on in March according to the traders' newsletter?": a request that names a
@@ -85,8 +90,11 @@ extension RunExecutor {
         let named = Set((manifest.retrieved ?? []).flatMap { SearchTerms.terms(of: ($0.path as NSString).lastPathComponent.replacingOccurrences(of: "-", with: " ")) })
         if !named.isDisjoint(with: topic) { return false }
         let evidence = (manifest.retrieved ?? []).map(\.withHeading)
-        return Support.gap(question: manifest.requestLead, lines: evidence, ignoring: ignoredNames) != nil
-            || (evidence.map { Support.coverage(of: Support.topicTerms(of: manifest.requestLead), in: $0) }.max() ?? 0) < 1
+        let best = evidence.map { Support.coverage(of: topic, in: $0) }.max() ?? 0
+        if lookup {
+            return RequestRules.asksInGeneral(manifest.requestLead) && (best < 0.5 || !(analysis.unknown ?? []).isEmpty)
+        }
+        return Support.gap(question: manifest.requestLead, lines: evidence, ignoring: ignoredNames) != nil || best < 1
     }
 
     /// The request with the names a follow-up's pronoun points back to ("What is his email?"
