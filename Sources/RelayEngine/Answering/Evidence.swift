@@ -267,18 +267,90 @@ struct Evidence {
         return Set(SearchTerms.terms(of: stem + " " + (lines.first { $0.hasPrefix("# ") } ?? "")))
     }
 
-    /// What a summary of document `path` is made of: the summary the research relay wrote of it
-    /// (`Research/<name>/summary.md`), its lines in order; else the document's own statements,
-    /// at most `limit`.
+    /// What a summary of document `path` is made of: its own statements, a few from each of
+    /// its parts, not its first lines — a summary of minutes that stops at who was there, or of
+    /// a specification that stops at its first section, leaves out what a reader asked for.
+    /// A part is what a heading opens (a Markdown heading, or a short title line of a plain-text
+    /// document: "1. Overall size", "TERMS OF HIRE"), a list or a paragraph under it, or one
+    /// message of a mail thread. Each part gives its lead — its decision when it records one
+    /// ("Decided: …"), else its first statement — then, while there is room, its next; when
+    /// there are more parts than room, those whose leads carry the most facts (names, numbers,
+    /// dates). Mail headers, greetings, sign-offs and a meeting's attendance lines say nothing a
+    /// summary needs. At most `limit`, in the document's order.
     func summaryLines(of path: String, limit: Int) -> [RetrievedLine] {
-        let summary = (path as NSString).deletingPathExtension + "/summary.md"
-        let source = (try? workspace.resolve(summary).exists) == true ? summary : path
-        return lines(of: source).enumerated().compactMap { index, line -> RetrievedLine? in
-            let text = RunExecutor.bare(line)
-            // A mail's From/To/Date/Subject say how it was sent, not what it says.
-            guard Self.isStatement(line), !text.isEmpty, DocumentShape.emailHeader(text) == nil else { return nil }
-            return RetrievedLine(path: source, line: index + 1, text: text, score: Self.structural)
-        }.prefix(limit).map { $0 }
+        let all = lines(of: path)
+        var parts: [[RetrievedLine]] = []
+        var key = ""
+        var part = 0
+        for (index, raw) in all.enumerated() {
+            let trimmed = raw.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let text = DocumentShape.unquoted(trimmed)
+            let lowered = text.lowercased()
+            if trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all) || DocumentShape.emailHeader(text) != nil
+                || (lowered.hasPrefix("on ") && lowered.hasSuffix("wrote:")) || DocumentShape.replyOpenings.contains(where: lowered.contains) {
+                part += 1
+                continue
+            }
+            guard Self.isStatement(text), !Self.isTableRule(text), !DocumentShape.isGreeting(text) else { continue }
+            let statement = Self.tableRow(at: index, in: all).map { RunExecutor.bare($0) } ?? RunExecutor.bare(text)
+            guard !statement.isEmpty, !Self.isAttendance(statement) else { continue }
+            let depth = trimmed.prefix { $0 == ">" || $0 == " " }.filter { $0 == ">" }.count
+            let item = ["- ", "* ", "+ ", "|"].contains { text.hasPrefix($0) } || text.range(of: #"^\d{1,2}[.)] "#, options: .regularExpression) != nil
+            let partKey = "\(part)/\(depth)/\(item)"
+            if partKey != key { parts.append([]); key = partKey }
+            parts[parts.count - 1].append(RetrievedLine(path: path, line: index + 1, text: statement, score: Self.structural))
+        }
+        // A decision leads its part.
+        parts = parts.map { lines in
+            guard let decision = lines.firstIndex(where: { line in Self.decisionOpenings.contains { line.text.lowercased().hasPrefix($0) } }) else { return lines }
+            var lines = lines
+            lines.insert(lines.remove(at: decision), at: 0)
+            return lines
+        }
+        var order = Array(parts.indices)
+        if parts.count > limit {
+            let leads = parts.map { $0[0].text }
+            order = RunExecutor.ranked(Array(parts.indices), sentences: leads, ignoring: []).prefix(limit).map(\.number).sorted()
+        }
+        var chosen: [RetrievedLine] = []
+        var depth = 0
+        while chosen.count < limit {
+            let round = order.filter { parts[$0].count > depth }
+            guard !round.isEmpty else { break }
+            chosen += round.prefix(limit - chosen.count).map { parts[$0][depth] }
+            depth += 1
+        }
+        return chosen.sorted { $0.line < $1.line }
+    }
+
+    /// How a line that records a decision opens.
+    static let decisionOpenings = ["decided", "agreed", "resolved", "decision:", "we decided", "it was decided", "it was agreed"]
+
+    /// "Present: …", "Apologies: …", "Minutes: Kit": who was at a meeting, not what it did.
+    static func isAttendance(_ line: String) -> Bool {
+        guard let colon = line.firstIndex(of: ":") else { return false }
+        return ["present", "apologies", "attendees", "attending", "in attendance", "absent", "minutes", "minute taker", "chair", "chaired by"]
+            .contains(line[..<colon].lowercased().trimmingCharacters(in: .whitespaces))
+    }
+
+    /// A plain-text document's title line: short, no sentence's end, numbered ("1. Overall
+    /// size") or in capitals ("TERMS OF HIRE"), after a blank line (or first) and before a line
+    /// that is no title itself — so that "1. Call the vet" in a numbered list is an item.
+    static func isTitle(at index: Int, in lines: [String]) -> Bool {
+        func candidate(_ line: String) -> Bool {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let words = trimmed.split(separator: " ")
+            guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?)".contains(last),
+                  trimmed.contains(where: \.isLetter) else { return false }
+            let numbered = trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
+            let capitals = trimmed.filter(\.isLetter).allSatisfy(\.isUppercase) && trimmed.filter(\.isLetter).count >= 4
+            return numbered || capitals
+        }
+        guard candidate(lines[index]) else { return false }
+        let before = index == 0 || lines[index - 1].trimmingCharacters(in: .whitespaces).isEmpty
+        guard before, let next = lines[(index + 1)...].first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else { return false }
+        return !candidate(next)
     }
 
     // MARK: A section the request names

@@ -45,7 +45,7 @@ extension RelayRunner {
                 if !lines.isEmpty { return Array(lines.prefix(Self.mostEvidence)) }
             } else if let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead).subtracting(RequestRules.summaryTerms)) {
                 // "Sum up the lease": the document's summary, not lines that share a word with it.
-                let lines = evidence.summaryLines(of: document, limit: Self.mostEvidence)
+                let lines = evidence.summaryLines(of: document, limit: analysis?.count ?? Self.documentSummaryLines)
                 if !lines.isEmpty { return lines }
             }
         default:
@@ -212,6 +212,9 @@ extension RelayRunner {
 
     /// The most lines of evidence a run keeps (a week of notes, a to-do list, a table).
     static let mostEvidence = 16
+    /// The bullets of a document's summary when the request does not say how many: about one
+    /// for each of a document's parts.
+    static let documentSummaryLines = 8
 
     /// Lines as evidence: a table row with its header, a hard-wrapped line as its sentences.
     private func widened(_ found: [RetrievedLine], evidence: Evidence) -> [RetrievedLine] {

@@ -14,11 +14,13 @@ extension RunExecutor {
         }
         let days = lines.map { line in line.source.flatMap { DayWords.day(ofNote: String($0.prefix { $0 != ":" })) } }
         let dayCount = Set(days.compactMap { $0 }).count
-        // A document's summary ("sum up the lease"), all from one file: five of its lines.
+        // A document's summary ("sum up the lease"), all from one file: the lines its parts gave
+        // (`Evidence.summaryLines`).
         let oneDocument = dayCount == 0 && Set(lines.compactMap { $0.source.map { String($0.prefix { $0 != ":" }) } }).count == 1
         // One day ("what happened on Thursday?"): a bullet for each of its statements, up to six;
         // several days: a bullet a day, of its best two lines or so.
-        let limit = analysis.count.map { max($0, 1) } ?? (oneDocument ? 5 : dayCount == 1 ? 6 : max(3, dayCount, min(2 * max(dayCount, 1), 12)))
+        let limit = analysis.count.map { max($0, 1) }
+            ?? (oneDocument ? RelayRunner.documentSummaryLines : dayCount == 1 ? 6 : max(3, dayCount, min(2 * max(dayCount, 1), 12)))
         let ranked = Self.ranked(Array(lines.indices), sentences: lines.map(\.text), ignoring: ignoredNames).map(\.number)
         var chosen: [Int]
         if lines.count > limit {
