@@ -772,6 +772,26 @@ import WorkspaceCore
 
     // MARK: Documents
 
+    @Test func aShortDocumentsSummaryWithItsOpeningStaysWithinHalfDroppingTheBulletWithFewestFacts() {
+        let document = """
+            # Bike service prices, spring 2027
+
+            Larch Cycles services bikes in the yard behind the shop, Tuesday to Saturday.
+            A basic service costs 45 crowns and takes one day.
+            A full service costs 95 crowns, with new cables, and takes two days.
+            Wheels are trued while you wait.
+            """
+        let bullets = "- A basic service costs 45 crowns and takes one day.\n- A full service costs 95 crowns, with new cables, and takes two days.\n- Wheels are trued while you wait."
+        let overview = "Larch Cycles services bikes in the yard behind the shop, Tuesday to Saturday."
+        let summary = RunExecutor.withinHalf(overview: overview, bullets: bullets, of: document)
+        #expect(RunExecutor.visibleLength(of: summary) <= RunExecutor.visibleLength(of: document) / 2, "\(summary)")
+        #expect(summary.hasPrefix(overview), "\(summary)")
+        #expect(!summary.contains("Wheels are trued"), "the bullet with no number goes first: \(summary)")
+        #expect(summary.contains("45 crowns"), "\(summary)")
+        let roomy = document + String(repeating: "\nThe shop sells bells, lights and locks of every kind for town bikes.", count: 6)
+        #expect(RunExecutor.withinHalf(overview: overview, bullets: bullets, of: roomy) == overview + "\n\n" + bullets, "within half: kept whole")
+    }
+
     @Test func theNewerMessageOfAThreadSaysWhenItIsNowNotTheQuotedOneNorTheHeader() async throws {
         let thread = """
             Subject: RE: the club dinner

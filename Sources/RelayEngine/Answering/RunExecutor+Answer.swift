@@ -143,6 +143,23 @@ extension RunExecutor {
         let number = Self.choices(in: answer.reply.text, key: "overview", allowed: Set(1...opening.count)).first
             ?? (try? JSONValue(parsing: answer.reply.text))?["overview"]?.intValue ?? 1
         let overview = Array(opening)[max(0, min(opening.count, number) - 1)]
-        return overview + "\n\n" + previous.text
+        return Self.withinHalf(overview: overview, bullets: previous.text, of: document)
     }
+
+    /// The opening sentence and the key sentences as the summary gives them, at most half of
+    /// what the document says (`visibleLength`): the extraction keeps within 40%, but the
+    /// opening sentence comes on top, and of a short document (a price list of 1,000
+    /// characters) it can push the whole past half. Then the bullets carrying the fewest facts
+    /// go first, one at a time; the opening and one bullet always stay.
+    static func withinHalf(overview: String, bullets text: String, of document: String) -> String {
+        let bullets = text.split(separator: "\n").map(String.init)
+        let half = visibleLength(of: document) / 2
+        func length(_ kept: [Int]) -> Int { visibleLength(of: overview + "\n" + kept.map { bullets[$0] }.joined(separator: "\n")) }
+        var kept = Array(bullets.indices)
+        for index in ranked(kept, sentences: bullets, ignoring: []).map(\.number).reversed() where length(kept) > half && kept.count > 1 {
+            kept.removeAll { $0 == index }
+        }
+        return overview + "\n\n" + kept.map { bullets[$0] }.joined(separator: "\n")
+    }
+
 }
