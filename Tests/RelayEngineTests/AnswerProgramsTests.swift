@@ -772,6 +772,33 @@ import WorkspaceCore
 
     // MARK: Documents
 
+    @Test func theNewestReleaseOfReleaseNotesTheRequestNamesIsTheirLatestDatedHeading() async throws {
+        let notes = """
+            # Lumen release notes
+
+            Lumen plays your show's cues from one laptop.
+
+            ## 4.3 (12 October 2026)
+
+            - A phone can be the GO button, over the local network.
+
+            ## 4.2 (3 August 2026)
+
+            - Fades can be paused. Released on a Monday, 3 August 2026, after a beta of 2 weeks.
+
+            ## 4.1 (20 May 2026)
+
+            - First release with sound cues.
+            """
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Updated Lumen on the laptop on 1 September 2026.\n"],
+                                         files: ["Research/lumen-release-notes.md": notes])
+        let (answer, _) = try await Self.ask("What's the newest Lumen release?", in: scratch)
+        #expect(answer.hasPrefix("4.3"), "\(answer)")
+        #expect(answer.contains("12 October 2026") && answer.contains("the latest of 3"), "\(answer)")
+        let (first, _) = try await Self.ask("Which was the first Lumen release?", in: scratch)
+        #expect(first.hasPrefix("4.1"), "\(first)")
+    }
+
     @Test func aShortDocumentsSummaryWithItsOpeningStaysWithinHalfDroppingTheBulletWithFewestFacts() {
         let document = """
             # Bike service prices, spring 2027

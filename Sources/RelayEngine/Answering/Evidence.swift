@@ -324,6 +324,18 @@ struct Evidence {
         return chosen.sorted { $0.line < $1.line }
     }
 
+    /// The headings of `path` that carry a date ("## 4.3 (12 October 2026)" of release notes,
+    /// "## Tuesday 3 March" of a diary): the things a request for the newest or the first of
+    /// them compares. The document's title is none of them.
+    func datedHeadings(in path: String) -> [RetrievedLine] {
+        lines(of: path).enumerated().compactMap { index, line -> RetrievedLine? in
+            guard line.hasPrefix("##") else { return nil }
+            let text = RunExecutor.bare(line)
+            guard Claims.extract(from: text).contains(where: { $0.kind == .date }) else { return nil }
+            return RetrievedLine(path: path, line: index + 1, text: text, score: Self.structural)
+        }
+    }
+
     /// How a line that records a decision opens.
     static let decisionOpenings = ["decided", "agreed", "resolved", "decision:", "we decided", "it was decided", "it was agreed"]
 

@@ -113,8 +113,13 @@ extension RelayRunner {
             // names, whatever lines share its words.
             let compared = Support.topicTerms(of: manifest.requestLead).subtracting(RunExecutor.moneyWords)
                 .subtracting(SearchTerms.terms(of: RequestRules.compareWords.map(\.phrase).joined(separator: " ")))
-            if let document = evidence.document(namedBy: compared), let table = evidence.tables(in: document).max(by: { $0.count < $1.count }) {
-                rows = table
+            if let document = evidence.document(namedBy: compared) {
+                if let table = evidence.tables(in: document).max(by: { $0.count < $1.count }) {
+                    rows = table
+                } else if [.earliest, .latest].contains(analysis?.operation), case let headings = evidence.datedHeadings(in: document), headings.count >= 2 {
+                    // "The newest release": release notes' headings, "## 4.3 (12 October 2026)".
+                    items = headings
+                }
             }
             for best in holding.prefix(3) where rows.isEmpty && items.isEmpty {
                 rows = evidence.tableRows(around: best)

@@ -246,6 +246,10 @@ extension RunExecutor {
             let thing = rest.split(separator: ",", maxSplits: 1).first.map(String.init) ?? rest
             if thing.contains(where: \.isLetter) { return thing.trimmingCharacters(in: .whitespaces) }
         }
+        // A short line of a name and the value, a heading "4.3 (12 October 2026)": the rest is its name.
+        let rest = line.replacingOccurrences(of: value, with: "").replacingOccurrences(of: "()", with: "")
+            .trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "–—-:,;")))
+        if line.count <= 60, cells(of: line) == nil, !rest.isEmpty, rest.split(separator: " ").count <= 4 { return rest }
         if let cell = cells(of: line)?.first?.value.trimmingCharacters(in: .whitespaces), !cell.isEmpty {
             // A row named by its first cell ("Roofer: Kell & Sons"); a row of times or
             // numbers is named by the whole row.
