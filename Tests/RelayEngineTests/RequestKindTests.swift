@@ -23,7 +23,7 @@ import Testing
         "What is still on my to-do list?", "List my open tasks", "What do I still need to do?", "Which books did I borrow? List all of them",
         "What are all the plants I bought?", "list everything I have to do before Friday", "Please list the chores", "What's on my todo list?",
         "Enumerate the tools in the shed", "what else do I have to do this week", "Name all the people I met", "What are my tasks?",
-        "Give me five ideas for the garden", "What's left on my list?", "Who did we invite to the wedding?",
+        "Give me five ideas for the garden", "What's left on my list?", "Who did we invite to the wedding?", "What have we bought from the timber yard?",
     ])
     func aRequestForEveryMatchingItemIsAList(_ request: String) {
         #expect(Self.kind(request) == .list, "\(request)")
@@ -44,7 +44,8 @@ import Testing
         ("How many days between the dentist and the party?", .daysBetween), ("How many days until my flight?", .daysBetween),
         ("How much more did the sofa cost than the chair?", .difference), ("What is the difference between the two quotes?", .difference),
         ("How long until the lease ends?", .daysBetween), ("What is the sum of the two deposits?", .sum),
-        ("How many days are there between the two deadlines?", .daysBetween), ("How much cheaper was the second quote?", .difference),
+        ("How many days are there between the two deadlines?", .daysBetween), ("How much did the garage knock off the bill?", .difference),
+        ("How much has the rent gone up by?", .difference), ("How much cheaper was the second quote?", .difference),
         ("How many times did I go swimming?", .count),
     ])
     func arithmeticIsComputeWithItsOperation(_ request: String, _ operation: RequestAnalysis.Operation) {

@@ -62,6 +62,11 @@ enum RequestRules {
         ("how long between", .daysBetween), ("how long is it until", .daysBetween), ("days apart", .daysBetween),
         ("how much more", .difference), ("how many more", .difference), ("difference between", .difference), ("how much less", .difference),
         ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
+        // A price that changed: "How much did they knock off?", "How much has the rent gone up by?"
+        ("knock off", .difference), ("knocked off", .difference), ("take off", .difference), ("taken off", .difference),
+        ("come down by", .difference), ("came down by", .difference), ("gone down by", .difference), ("went down by", .difference),
+        ("go up by", .difference), ("gone up by", .difference), ("went up by", .difference), ("come up by", .difference),
+        ("reduced by", .difference), ("increased by", .difference),
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
         ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
         ("between them", .sum), ("between the two", .sum), ("across all", .sum), ("over all the", .sum),
@@ -106,6 +111,7 @@ enum RequestRules {
         "what is on ", "what is left ", "on my list",
         // "What did I get at the hardware shop?": a purchase is seldom one thing.
         "what did i buy", "what did i get at", "what did i order", "what have i bought", "what have i ordered", "what did we buy",
+        "what have we bought", "what have we ordered", "what did we order", "what did we get at", "what did we get from", "what did i get from",
         // "What's new in 3.2?", "What changed in the lease?": every change.
         "what is new", "what are the new", "what changed", "what has changed", "what have they changed",
     ]
