@@ -670,6 +670,20 @@ import WorkspaceCore
         #expect(RequestRules.describedPerson(in: "Where does the actor playing the keeper live?") != nil, "a person and what they do")
     }
 
+    @Test func aDescriptionIsMatchedByWhatThePersonDidNotByWhatTheyAreNorByEarlierQuestionsInTheChats() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(5): "# Notes\n\n- Delia says we can borrow her old rocking chair for the play.\n- Lent Oskar my glue gun.\n",
+            Self.day(3): "# Notes\n\n- Oskar is making both of the bride's dresses for the play.\n- Remember to collect the rocking chair before Sunday.\n",
+        ], files: ["Chats/earlier.md": "# Chat\n\nWhere does the lady who is lending us the rocking chair live? And the woman sewing the bride's dresses?\n",
+                   "context.md": Self.context + "- Delia Moss: 3 Quay Lane, Harwick\n"])
+        let (chair, _) = try await Self.ask("Where does the lady who's lending us the rocking chair live?", in: scratch)
+        #expect(chair.hasPrefix("3 Quay Lane, Harwick") && chair.contains("via “Delia says we can borrow her old rocking chair"),
+                "borrow is lend seen from the other side, and two words of three outweigh the rarer third: \(chair)")
+        let (dresses, _) = try await Self.ask("Which street is the woman sewing the bride's dresses on?", in: scratch)
+        #expect(dresses.hasPrefix("12 Fenwick Road"), "“sewing” is in no line and tells none apart; “bride's dresses” does: \(dresses)")
+        #expect(dresses.contains("via “Oskar is making both of the bride's dresses"), "\(dresses)")
+    }
+
     @Test func aNameThatOpensItsSentenceIsANameWhenTheNotesWriteItInsideOneAndGotIsNoWordToFind() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(6): "# Notes\n\n- Rufus borrowed my spare smoker for his sister's new hive.\n- Need to fix the gate before Wilf's sheep get into the orchard.\n",

@@ -12,7 +12,7 @@ enum Support {
     static let askingWords: Set<String> = Set(SearchTerms.terms(of: """
         name names named called call number numbers address addresses email mail phone mobile telephone date dates time times day \
         days year much many cost costs price prices amount pay paid paying spend spent charge charged charging fee total value kind sort \
-        type person people thing things \
+        type person people thing things man woman lady guy chap bloke fellow someone whoever street road \
         lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
         still again yet now anymore currently exactly actually usually really also new old get got make made take took come came go \
         went going see saw \

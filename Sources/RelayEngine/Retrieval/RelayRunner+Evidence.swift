@@ -250,16 +250,28 @@ extension RelayRunner {
         }
         let search = WorkspaceSearch(workspace: workspace)
         let own = !Set(RequestRules.words(of: question)).isDisjoint(with: RequestRules.firstPerson)
+        // What the person did, not what they are ("woman", "person") nor a verb of any sentence
+        // ("took" of "took the minutes"): a line that describes them seldom says those.
+        let described = described.subtracting(SearchTerms.terms(of: RequestRules.personNouns.joined(separator: " "))).subtracting(Support.askingWords)
+        guard !described.isEmpty else { return nil }
+        // The person's own words only: the engine's journal and the chats hold the questions
+        // asked before, which share every word of the description.
         let pool = widened(search.lines(matching: described.sorted().joined(separator: " "), limit: 40, excluding: excluded), evidence: evidence)
+            .filter { WorkspaceSearch.weight(of: $0.path) == 1 && !$0.path.hasPrefix("Chats/") }
+        // A word no line holds ("sewing" where the notes say "making") tells no line from
+        // another and is left out — unless half the description or more is in no line: then the
+        // notes describe no one so.
+        let termsOf = pool.map { Set(SearchTerms.terms(of: $0.withHeading)) }
+        let found = described.filter { term in termsOf.contains { $0.contains(term) } }
+        guard found.count * 2 > described.count else { return nil }
         // A word of the description most lines found hold ("new") says less of who is meant than
         // a rare one ("mentoring"): each counts by how few of the lines hold it.
-        let termsOf = pool.map { Set(SearchTerms.terms(of: $0.withHeading)) }
-        let rarity = Dictionary(uniqueKeysWithValues: described.map { term in
+        let rarity = Dictionary(uniqueKeysWithValues: found.map { term in
             (term, log(Double(pool.count + 1) / (Double(termsOf.filter { $0.contains(term) }.count) + 0.5)))
         })
         let whole = rarity.values.reduce(0, +)
         func weight(_ index: Int) -> Double {
-            let shared = described.filter { termsOf[index].contains($0) }.reduce(0) { $0 + (rarity[$1] ?? 0) }
+            let shared = found.filter { termsOf[index].contains($0) }.reduce(0) { $0 + (rarity[$1] ?? 0) }
             return (whole > 0 ? shared / whole : 0) + (own && pool[index].path.hasPrefix("Journal/user/") ? 0.25 : 0)
         }
         let describing = pool.indices.filter { weight($0) >= 0.5 }

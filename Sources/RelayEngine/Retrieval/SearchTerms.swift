@@ -99,8 +99,9 @@ enum SearchTerms {
     }
 
     /// Stems that mean the same in a question and its answer ("How much does it cost?" — "It is
-    /// priced at …"), each to one of them.
-    static let synonyms: [String: String] = ["pric": "cost"]
+    /// priced at …"; "who is lending us the chair?" — "we can borrow her chair"), each to one
+    /// of them.
+    static let synonyms: [String: String] = ["pric": "cost", "borrow": "lend", "loan": "lend"]
 
     /// The past forms of common irregular verbs, to their present ("we chose" meets "why did we
     /// choose"; "led" meets "leads").
