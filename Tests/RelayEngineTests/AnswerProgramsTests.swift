@@ -598,6 +598,14 @@ import WorkspaceCore
         #expect(GroundedRelayTests.groundings(events).contains { $0.unsupported.contains { $0.contains("Greta") } })
     }
 
+    @Test func aDraftOfAShapeThePlainDraftDoesNotKnowLosesThePromptsMarkersAndTheAgentsCitations() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Oskar Brandt fixed the gate on Saturday.\n"])
+        let model = Self.model(writes: "[User Request]: Write Oskar a thank-you card.\nDear Oskar, the gate works again, you fixed it on Saturday (Journal/user/\(Self.day(1)).md:3). Thank you so much!")
+        let (answer, _) = try await Self.ask("Write Oskar a card.", in: scratch, model: model)
+        #expect(!answer.contains("[User Request]") && !answer.contains("(Journal/"), "\(answer)")
+        #expect(answer.contains("Dear Oskar, the gate works again, you fixed it on Saturday. Thank you so much!"), "\(answer)")
+    }
+
     @Test func aModelThatTalksAboutTheRequestInsteadOfDraftingGetsTheEnginesPlainDraft() async throws {
         #expect(RunExecutor.plainDraft(for: "Draft a short message to Casimir asking for my tile cutter back before the weekend.", ignoring: [])
             == "Hi Casimir,\n\nCould I have my tile cutter back before the weekend?\n\nThanks!")

@@ -37,6 +37,17 @@ extension RunExecutor {
         return text.isEmpty || noDraftSigns.contains(where: lowered.contains) || text.split(whereSeparator: \.isWhitespace).count > mostDraftWords
     }
 
+    /// `text` without the lines that hold the prompt's markers ("[User Request]:", "[Previous
+    /// Agent …]") and without the sources cited as the agents cite them ("(Journal/user/…:3)").
+    static func cleanedDraft(_ text: String) -> String {
+        let markers = ["[user request", "[previous agent", "output]:", "[workspace lines", "revision request"]
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            .filter { line in !markers.contains { line.lowercased().contains($0) } }
+        let uncited = lines.joined(separator: "\n")
+            .replacingOccurrences(of: #" ?\((Journal|Research|Chats|context\.md)[^)]*\)"#, with: "", options: .regularExpression)
+        return uncited.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The longest draft kept: a message to a person in a few sentences. Past it a small model is
     /// writing a letter about nothing ("I hope this message finds you well… I've attached a
     /// document…"), and the engine's plain draft says what was asked.
@@ -105,12 +116,17 @@ extension RunExecutor {
         guard analysis.kind == .draft else { return text }
         // A small model that talks about the request instead of writing the text ("The user
         // requested that I …", the prompt's own markers) gets the engine's plain draft instead.
+        var draft = trimmed
         if Self.isNoDraft(trimmed) || Self.echoes(trimmed, request: manifest.requestLead)
-            || !Self.speaksOfPurpose(trimmed, request: manifest.requestLead, ignoring: ignoredNames),
-           let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
+            || !Self.speaksOfPurpose(trimmed, request: manifest.requestLead, ignoring: ignoredNames) {
+            if let plain = Self.plainDraft(for: manifest.requestLead, ignoring: ignoredNames) { return plain }
+            // A request of no shape the plain draft knows: what the model wrote, without the
+            // prompt's markers and the agents' citations, which no message to a person holds.
+            draft = Self.cleanedDraft(trimmed)
+        }
         let named = Claims.extract(from: manifest.requestLead, ignoring: ignoredNames).filter { $0.kind == .name }.map(\.text)
-        let missing = named.filter { name in !trimmed.localizedCaseInsensitiveContains(name.split(separator: " ").first.map(String.init) ?? name) }
-        guard let first = missing.first else { return trimmed }
-        return "Hi \(first.split(separator: " ").first.map(String.init) ?? first),\n\n" + trimmed
+        let missing = named.filter { name in !draft.localizedCaseInsensitiveContains(name.split(separator: " ").first.map(String.init) ?? name) }
+        guard let first = missing.first else { return draft }
+        return "Hi \(first.split(separator: " ").first.map(String.init) ?? first),\n\n" + draft
     }
 }
