@@ -821,6 +821,27 @@ import WorkspaceCore
         #expect(first.hasPrefix("4.1"), "\(first)")
     }
 
+    @Test func whichVersionBroughtSomethingInIsTheHeadingOfTheReleaseNotesSectionItIsIn() async throws {
+        let notes = """
+            # Lumen release notes
+
+            ## 4.3 (12 October 2026)
+
+            - A phone can be the GO button, over the local network.
+
+            ## 4.2 (3 August 2026)
+
+            - Fades can be paused.
+            - A chart of cue timings after each show.
+            """
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The cue timing chart helped at the dress rehearsal.\n"],
+                                         files: ["Research/lumen-release-notes.md": notes])
+        let (answer, _) = try await Self.ask("Which version of Lumen brought in the chart of cue timings?", in: scratch)
+        #expect(answer.hasPrefix("4.2 — “A chart of cue timings after each show.” (Research/lumen-release-notes.md:10)"), "\(answer)")
+        let (phone, _) = try await Self.ask("Which Lumen version first let you use a phone as the GO button?", in: scratch)
+        #expect(phone.hasPrefix("4.3 — "), "\(phone)")
+    }
+
     @Test func aShortDocumentsSummaryWithItsOpeningStaysWithinHalfDroppingTheBulletWithFewestFacts() {
         let document = """
             # Bike service prices, spring 2027

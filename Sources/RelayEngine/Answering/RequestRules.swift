@@ -345,7 +345,16 @@ enum RequestRules {
     ]
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
+    /// "Which version first let you use a phone as GO?", "What Lumen release added fades?": the
+    /// version a thing came in, asked of release notes.
+    static func asksVersion(_ text: String) -> Bool {
+        let words = text.split(separator: " ").map(String.init)
+        return ["which", "what", "in"].contains(words.first ?? "") && words.prefix(4).contains { ["version", "release", "update"].contains($0) }
+    }
+
     static func value(asked text: String) -> ValueKind {
+        // A version, whatever else the question names ("… use a phone as the button?").
+        if asksVersion(text) { return .phrase }
         // Only the request's first question word says what is asked: a later one is of a clause
         // that describes ("where does the lady who's lending us the chair live?", "the day when …").
         let first = text.split(separator: " ").first { questionWords.contains(String($0)) }.map(String.init)

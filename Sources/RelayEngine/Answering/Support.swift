@@ -12,11 +12,11 @@ enum Support {
     static let askingWords: Set<String> = Set(SearchTerms.terms(of: """
         name names named called call number numbers address addresses email mail phone mobile telephone date dates time times day \
         days year much many cost costs price prices amount pay paid paying spend spent charge charged charging fee total value kind sort \
-        type person people thing things man woman lady guy chap bloke fellow someone whoever street road \
+        type person people thing things man woman lady guy chap bloke fellow someone whoever street road version versions \
         lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
         still again yet now anymore currently exactly actually usually really also new old get got make made take took come came go \
         went going see saw \
-        want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought
+        want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought use used using
         """))
 
     /// The words of the kinds' own phrases ("cheapest", "in total", "to-do"): they say what to do

@@ -7,11 +7,28 @@ import LanguageModels
 /// model chooses among them; the answer quotes the line it came from (and, after two hops, the
 /// line that led there). With no such value, the workspace does not say.
 extension RunExecutor {
+    /// "Which version brought in the varroa chart?": in release notes the version is the heading
+    /// of the section the matching item is in ("## 3.2 (9 August 2027)"), not a value of its line.
+    /// The first line handed on, of those under a heading that opens with a version number.
+    func versionAnswer(question: String, lines: [SourcedLine]) -> String? {
+        guard RequestRules.asksVersion(RequestRules.words(of: question).joined(separator: " ")) else { return nil }
+        let evidence = Evidence(workspace: workspace)
+        for line in lines.prefix(3) {
+            guard let source = line.source, let colon = source.lastIndex(of: ":"), let number = Int(source[source.index(after: colon)...]) else { continue }
+            let path = String(source[..<colon])
+            guard let heading = Evidence.heading(above: number - 1, in: evidence.lines(of: path)),
+                  let version = heading.range(of: #"^v?\d+(\.\d+)+"#, options: .regularExpression).map({ String(heading[$0]) }) else { continue }
+            return "\(version) — “\(Self.clip(line.text))” (\(source)), under “\(heading)”"
+        }
+        return nil
+    }
+
     func answerLookup(_ step: Int, agent: AgentDefinition, part: FocusedPrompt.Part, budget: Int, analysis: RequestAnalysis, lines: [SourcedLine],
                       restored: Bool, tally: inout Tally) async throws -> String {
         let question = evidenceQuestion
         if let gap = unsupported(by: lines) { return gap }
         guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
+        if let found = versionAnswer(question: question, lines: lines) { return found }
         let value = analysis.value ?? .phrase
         if value.isSpan {
             return try await answerSpan(step, agent: agent, part: part, budget: budget, value: value, lines: lines, question: question, restored: restored, tally: &tally)
