@@ -229,6 +229,24 @@ import WorkspaceCore
         #expect(answer.contains("Relay's calculator"))
     }
 
+    @Test func anOperandOfACostIsAnAmountOfMoneyNotTheWeightOfALineAboutTheThing() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(5): "# Notes\n\nJar prices, for the record (340 g hex jar with lid, each):\n\n- Kelder: 0.72 crowns\n- Thornbury: 0.65 crowns\n\n- Went with Thornbury, 6 dozen jars: 46.80 crowns with delivery.\n",
+            Self.day(3): "# Notes\n\n- Bought 30 brood frames at the meeting: 31.50 crowns.\n",
+        ])
+        let (answer, _) = try await Self.ask("What did the hex jars and the brood frames cost me between them?", in: scratch)
+        #expect(answer.hasPrefix("78.30 crowns — 46.80 crowns"), "\(answer)")
+    }
+
+    @Test func howMuchAPriceCameDownIsTheDifferenceOfTheThingsTwoPricesInItsTwoBestLines() async throws {
+        let scratch = try Self.workspace(notes: [
+            Self.day(9): "# Notes\n\n- Gideon's quote came through: 489 crowns for the extractor. Paid the deposit.\n- Membership is 28 crowns a year.\n",
+            Self.day(2): "# Notes\n\n- Email from Gideon: the extractor is late, and he has knocked the price down to 455 crowns.\n",
+        ])
+        let (answer, _) = try await Self.ask("How much less is the extractor costing than Gideon first quoted?", in: scratch)
+        #expect(answer.hasPrefix("34 crowns — 489 crowns"), "\(answer)")
+    }
+
     @Test func aSumOverATableIsItsNamedColumnOverTheRowsOfTheMonthAsked() async throws {
         let csv = "date,market,jars_sold,takings\n2027-05-22,Square,24,84.00\n2027-06-12,Square,31,108.50\n2027-06-19,Square,26,91.00\n2027-06-26,Corve Fair,38,133.00\n"
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Best market of June: 38 jars, sold out by eleven.\n"],

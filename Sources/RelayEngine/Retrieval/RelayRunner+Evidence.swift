@@ -345,6 +345,14 @@ extension RelayRunner {
         let parts = RequestRules.operandParts(question)
         guard parts.count >= 2 else { return ranked }
         var found: [RetrievedLine] = []
+        // "What did the jars and the frames cost?": an operand is an amount of money, not the
+        // "340 g" of a line about jars.
+        let money = RequestRules.value(asked: " " + RequestRules.words(of: question).joined(separator: " ") + " ") == .money
+        func holdsOperand(_ text: String) -> Bool {
+            if dates { return Claims.extract(from: text).contains { $0.kind == .date } }
+            let amounts = RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: text, source: nil)])
+            return money ? amounts.contains(where: \.isMoney) : !amounts.isEmpty
+        }
         for part in parts {
             let topic = Support.topicTerms(of: part).subtracting(Support.topicTerms(of: parts.filter { $0 != part }.joined(separator: " ")))
             guard !topic.isEmpty else { continue }
@@ -352,18 +360,14 @@ extension RelayRunner {
                                evidence: evidence)
             let holding = hits.first { line in
                 !found.contains { $0.path == line.path && $0.line == line.line } && Support.coverage(of: topic, in: line.withHeading) > 0
-                    && (dates ? Claims.extract(from: line.text).contains { $0.kind == .date }
-                              : !RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: line.text, source: nil)]).isEmpty)
+                    && holdsOperand(line.text)
             }
             if var line = holding {
                 line.score = Evidence.structural
                 // Of a line that joins several statements (context.md's line for a document:
                 // "Date: Monday 21 June · The new delivery date is Friday 2 July · …"), the one
                 // about this thing that holds the operand.
-                let pieces = AnswerEvidence.pieces(of: line.text).filter { piece in
-                    dates ? Claims.extract(from: piece).contains { $0.kind == .date }
-                          : !RunExecutor.amounts(in: [RunExecutor.SourcedLine(text: piece, source: nil)]).isEmpty
-                }
+                let pieces = AnswerEvidence.pieces(of: line.text).filter(holdsOperand)
                 // Of two as good, the later: a line that moves a thing says the new value last.
                 if pieces.count > 1, let best = pieces.reversed().max(by: { Support.coverage(of: topic, in: $0) < Support.coverage(of: topic, in: $1) }),
                    Support.coverage(of: topic, in: best) > 0 {

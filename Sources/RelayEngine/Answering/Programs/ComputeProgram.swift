@@ -38,6 +38,18 @@ extension RunExecutor {
         }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
+        if operands.count < 2, operation == .difference {
+            // "How much less is the extractor costing than first quoted?": one thing's two
+            // amounts, the first of each of the two best lines about it that differ (the quote,
+            // then the lowered price).
+            let topic = Support.topicTerms(of: question)
+            var pair: [Amount] = []
+            for amount in amounts where pair.count < 2 && !pair.contains(where: { $0.line == amount.line || $0.value == amount.value })
+                && (topic.isEmpty || Support.coverage(of: topic, in: lines[amount.line].text) > 0) {
+                pair.append(amount)
+            }
+            if pair.count == 2 { operands = pair }
+        }
         if operands.count < 2 {
             let offered = Array(amounts.prefix(6))
             let picked = try await chooseSeveral(step, agent: agent, options: offered.map { "\($0.shown): \(Self.clip(lines[$0.line].text, 120))" }, most: 4,
