@@ -229,6 +229,19 @@ import WorkspaceCore
         #expect(answer.contains("Relay's calculator"))
     }
 
+    @Test func howManyMarketDaysSoFarCountsTheRowsOfTheTableThatNamesThemUpToToday() async throws {
+        let soon = DayWords.string(DayWords.calendar.date(byAdding: .day, value: 5, to: DayWords.date(Self.day(0))!)!)
+        let csv = "date,market,jars_sold,takings\n\(Self.day(30)),Square,24,84.00\n\(Self.day(20)),Square,31,108.50\n\(Self.day(6)),Corve Fair,38,133.00\n\(soon),Square,0,0\n"
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Best market so far: 38 jars at the Corve Fair.\n"],
+                                         files: ["Research/market-takings.csv": csv])
+        let (answer, _) = try await Self.ask("How many market days have I done so far?", in: scratch)
+        #expect(answer.hasPrefix("3 — the rows of the table (Research/market-takings.csv:2 to Research/market-takings.csv:4)"), "the booked day to come is not done: \(answer)")
+        #expect(RequestRules.countedThing("How many days until the show?") == nil, "a span of days counts no thing")
+        let lab = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The lab took 23 samples from the market stalls.\n"], files: ["Research/market-takings.csv": csv])
+        let (samples, _) = try await Self.ask("How many samples did the lab take?", in: lab)
+        #expect(samples.hasPrefix("23"), "a line that gives the count answers: \(samples)")
+    }
+
     @Test func anOperandOfACostIsAnAmountOfMoneyNotTheWeightOfALineAboutTheThing() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(5): "# Notes\n\nJar prices, for the record (340 g hex jar with lid, each):\n\n- Kelder: 0.72 crowns\n- Thornbury: 0.65 crowns\n\n- Went with Thornbury, 6 dozen jars: 46.80 crowns with delivery.\n",

@@ -464,6 +464,19 @@ enum RequestRules {
         return terms.isEmpty ? nil : terms
     }
 
+    /// "How many market days have I done?", "How many performances are there?": the search
+    /// terms of what is counted, up to its plural noun ("market days"); nil when the request
+    /// counts nothing so.
+    static func countedThing(_ question: String) -> Set<String>? {
+        let words = words(of: question)
+        guard let at = words.indices.first(where: { $0 + 1 < words.count && words[$0] == "how" && words[$0 + 1] == "many" }) else { return nil }
+        let after = Array(words[(at + 2)...].prefix(3))
+        // A plural of time after a noun is a thing ("market days"); alone it is a span ("how many days").
+        guard let end = after.indices.first(where: { isPlural(after[$0]) || ($0 > 0 && pluralsOfTime.contains(after[$0])) }) else { return nil }
+        let terms = Set(SearchTerms.terms(of: after[...end].joined(separator: " ")))
+        return terms.isEmpty ? nil : terms
+    }
+
     /// "three bullets", "5 points", "top 3": how many items the request wants.
     static func count(in words: [String]) -> Int? {
         for (index, word) in words.enumerated() where index + 1 < words.count {

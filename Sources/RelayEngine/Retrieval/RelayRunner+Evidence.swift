@@ -178,6 +178,31 @@ extension RelayRunner {
                 if !rows.isEmpty { ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } } }
             }
         }
+        if analysis?.kind == .lookup, let counted = RequestRules.countedThing(query),
+           let row = widened.prefix(10).first(where: { !$0.path.hasSuffix("/summary.md") && evidence.tableRows(around: $0).count >= 2 }) {
+            // "How many market days have I done so far?": the rows of the table of market days,
+            // when its file name, its heading or its header names what is counted — those of
+            // the days asked about, or up to today for "so far".
+            var rows = evidence.tableRows(around: row)
+            let headers = rows.first.flatMap { RunExecutor.cells(of: $0.text)?.map(\.header) } ?? []
+            let named = Set(SearchTerms.terms(of: row.path.replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+                + " " + (row.heading ?? "") + " " + headers.joined(separator: " ").replacingOccurrences(of: "_", with: " ")))
+            if !counted.isDisjoint(with: named) {
+                let today = RelayRunner.today(manifest.localDate)
+                let words = " " + RequestRules.words(of: query).joined(separator: " ") + " "
+                func day(of line: RetrievedLine) -> Date? {
+                    Claims.extract(from: line.text).lazy.compactMap { $0.kind == .date ? DayWords.parse($0.text, today: today) : nil }.first
+                }
+                if rows.allSatisfy({ day(of: $0) != nil }) {
+                    if let days = analysis?.days {
+                        rows = rows.filter { days.contains(DayWords.string(day(of: $0)!)) }
+                    } else if [" so far ", " to date ", " until now ", " done ", " yet "].contains(where: words.contains), let now = DayWords.date(today) {
+                        rows = rows.filter { day(of: $0)! <= now }
+                    }
+                }
+                ranked = rows + ranked.filter { line in !rows.contains { $0.path == line.path && $0.line == line.line } }
+            }
+        }
         if let analysis, analysis.kind == .compute, [.sum, .difference, .daysBetween].contains(analysis.operation) {
             ranked = operandLines(ranked, question: query, dates: analysis.operation == .daysBetween, excluded: excluded, evidence: evidence)
         }

@@ -7,6 +7,22 @@ import LanguageModels
 /// model chooses among them; the answer quotes the line it came from (and, after two hops, the
 /// line that led there). With no such value, the workspace does not say.
 extension RunExecutor {
+    /// "How many market days have I done so far?" where no line says "7 market days": the rows
+    /// of the table the evidence put first (``RelayRunner.retrieve`` chose them), counted.
+    func countedRows(question: String, lines: [SourcedLine]) -> String? {
+        guard let counted = RequestRules.countedThing(question) else { return nil }
+        // A line that gives the count itself ("23 samples") answers as a value.
+        for line in lines {
+            let words = line.text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
+            if words.indices.dropLast().contains(where: { Double(words[$0]) != nil && !counted.isDisjoint(with: SearchTerms.terms(of: words[$0 + 1])) }) { return nil }
+        }
+        let path = { (line: SourcedLine) in line.source.map { String($0.prefix { $0 != ":" }) } }
+        let chosen = structuralSources
+        let rows = lines.filter { Self.cells(of: $0.text) != nil && chosen.contains($0.source ?? "") }
+        guard rows.count >= 2, Set(rows.map(path)).count == 1, let first = rows.first?.source, let last = rows.last?.source else { return nil }
+        return "\(rows.count) — the rows of the table (\(first) to \(last)), counted by Relay"
+    }
+
     /// "Which version brought in the varroa chart?": in release notes the version is the heading
     /// of the section the matching item is in ("## 3.2 (9 August 2027)"), not a value of its line.
     /// The first line handed on, of those under a heading that opens with a version number.
@@ -29,6 +45,7 @@ extension RunExecutor {
         if let gap = unsupported(by: lines) { return gap }
         guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
         if let found = versionAnswer(question: question, lines: lines) { return found }
+        if let counted = countedRows(question: question, lines: lines) { return counted }
         let value = analysis.value ?? .phrase
         if value.isSpan {
             return try await answerSpan(step, agent: agent, part: part, budget: budget, value: value, lines: lines, question: question, restored: restored, tally: &tally)
