@@ -140,10 +140,14 @@ import WorkspaceCore
         let scratch = try Self.workspace(notes: [
             Self.day(5): "# Notes\n\n- Need to fix the gate latch at the allotment before the sheep get in.\n- must send the flower show entry form by 24 July\n",
             Self.day(3): "# Notes\n\n- Checked the seedlings: all as it should be.\n- Sent Odile the July rota.\n",
+            Self.day(4): "# Notes\n\n- Need to fit the CO alarms before the examiner comes.\n- Need to paint the hatch.\n",
+            Self.day(2): "# Notes\n\n- Fitted both CO alarms last night, just in time.\n- Wanted to paint the hatch but it rained.\n",
             Self.day(1): "# Notes\n\n- Afternoon at the allotment: finally fixed the gate latch.\n",
         ])
         let (answer, _) = try await Self.ask("What have I still got to do?", in: scratch)
         #expect(!answer.contains("gate latch"), "reported done in a later note: \(answer)")
+        #expect(!answer.contains("CO alarms"), "a note that opens with the verb in the past reports it done: \(answer)")
+        #expect(answer.contains("paint the hatch"), "“wanted to” is no deed: \(answer)")
         #expect(answer.contains("flower show entry form"), "“sent” and “July” of another errand do not close it: \(answer)")
         #expect(!answer.contains("seedlings"), "“as it should be” is no task: \(answer)")
     }

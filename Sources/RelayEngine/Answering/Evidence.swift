@@ -29,10 +29,21 @@ struct Evidence {
     ]
 
     /// Whether `line` reports something done: a verb of ``doneVerbs``, not negated.
+    /// Or a line that opens with a verb in the past ("Fitted both CO alarms last night"), one
+    /// that did the thing, not one that meant to ("Wanted to fix the gate").
     static func reportsDone(_ line: String) -> Bool {
-        let words = Set(line.lowercased().split(whereSeparator: { !$0.isLetter }).map(String.init))
-        return !words.isDisjoint(with: doneVerbs) && words.isDisjoint(with: ["not", "didn't", "haven't", "hasn't", "never", "still"])
+        let ordered = line.lowercased().split(whereSeparator: { !$0.isLetter && $0 != "'" }).map(String.init)
+        let words = Set(ordered)
+        guard words.isDisjoint(with: ["not", "didn't", "haven't", "hasn't", "never", "still"]) else { return false }
+        if !words.isDisjoint(with: doneVerbs) { return true }
+        guard let first = ordered.first(where: { !["x", "finally", "today", "yesterday", "also", "then"].contains($0) }),
+              !intentVerbs.contains(first) else { return false }
+        return (first.count >= 5 && first.hasSuffix("ed") && !first.hasSuffix("eed")) || SearchTerms.irregular[first] != nil
     }
+
+    /// Past verbs that say a thing was meant, not done.
+    static let intentVerbs: Set<String> = ["wanted", "tried", "needed", "planned", "hoped", "meant", "intended", "forgot", "started",
+                                           "decided", "promised", "offered", "asked", "thought", "wondered", "agreed"]
 
     /// Whether `line` is an open task.
     static func isOpenTask(_ line: String) -> Bool {
