@@ -529,6 +529,14 @@ import WorkspaceCore
         Next meeting: Tuesday 7 April 2026 at 19:00.
         """
 
+    @Test func whoCameToAMeetingIsTheAttendanceLineOfItsMinutesNotItsDecisions() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The committee meeting went on too long.\n"],
+                                         files: ["Research/allotment-committee-minutes.md": Self.committeeMinutes])
+        let (answer, _) = try await Self.ask("Who came to the allotment committee meeting?", in: scratch)
+        #expect(answer.contains("Present: Ada Quint, Bo Lindqvist, Cem Arslan."), "\(answer)")
+        #expect(!answer.contains("Dora Fell") && !answer.contains("Decided"), "apologies are of those who did not come: \(answer)")
+    }
+
     @Test func aPlainTextDocumentsNumberedTitlesOpenItsPartsButANumberedListIsItems() throws {
         let spec = """
             JOINERY - SET PIECE SPECIFICATION

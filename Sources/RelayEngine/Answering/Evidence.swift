@@ -357,6 +357,18 @@ struct Evidence {
             .contains(line[..<colon].lowercased().trimmingCharacters(in: .whitespaces))
     }
 
+    /// The lines of `path` that say who was at a meeting ("Present: …", "Attendees: …"; not
+    /// the apologies of those who were not).
+    func attendance(in path: String) -> [RetrievedLine] {
+        lines(of: path).enumerated().compactMap { index, line -> RetrievedLine? in
+            let text = RunExecutor.bare(line)
+            guard let colon = text.firstIndex(of: ":"),
+                  ["present", "attendees", "attending", "in attendance", "attended"].contains(text[..<colon].lowercased().trimmingCharacters(in: .whitespaces))
+            else { return nil }
+            return RetrievedLine(path: path, line: index + 1, text: text, score: Self.structural)
+        }
+    }
+
     /// A plain-text document's title line: short, no sentence's end, numbered ("1. Overall
     /// size") or in capitals ("TERMS OF HIRE"), after a blank line (or first) and before a line
     /// that is no title itself — so that "1. Call the vet" in a numbered list is an item.

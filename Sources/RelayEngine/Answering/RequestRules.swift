@@ -102,7 +102,7 @@ enum RequestRules {
         "to-do", "todo", "to do list", "to do", "still need to", "need to do", "have to do", "left to do", "open tasks", "my tasks",
         "chores", "errands", "what should i", "what must i", "what do i still",
         // "Who" with a verb of coming or being there asks for the set of people, not one person.
-        "who is coming", "who's coming", "who are coming", "who came", "who will come", "who attended", "who went", "who was there",
+        "who is coming", "who's coming", "who are coming", "who came", "who was at ", "who were at ", "who turned up", "who will come", "who attended", "who went", "who was there",
         "who is invited", "who was invited", "who are invited", "who is going", "who's going",
         "who have i invited", "who did i invite", "who have we invited", "who did we invite",
         // "Who's in the cast?", "who is on the committee?": the members.
@@ -462,6 +462,13 @@ enum RequestRules {
         guard doing || describingMarkers.contains(where: tail.contains) else { return nil }
         let terms = Set(SearchTerms.terms(of: question)).subtracting(detailWords)
         return terms.isEmpty ? nil : terms
+    }
+
+    /// "Who came to the meeting?", "Who was at the AGM?": the people who were there.
+    static func asksWhoCame(_ request: String) -> Bool {
+        let text = " " + words(of: request).joined(separator: " ") + " "
+        return [" who came ", " who attended ", " who was there ", " who was at ", " who were at ", " who was present ", " who turned up ",
+                " who went to ", " who was in attendance "].contains(where: text.contains)
     }
 
     /// "How many market days have I done?", "How many performances are there?": the search

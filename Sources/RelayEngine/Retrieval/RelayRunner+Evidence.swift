@@ -31,6 +31,12 @@ extension RelayRunner {
             let tasks = evidence.openTasks(in: analysis?.days)
             if !tasks.isEmpty { return Array(tasks.prefix(Self.mostEvidence)) }
         case .list?:
+            // "Who came to the committee meeting?": the attendance lines of the minutes named.
+            if RequestRules.asksWhoCame(manifest.requestLead),
+               let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead)) {
+                let present = evidence.attendance(in: document)
+                if !present.isEmpty { return present }
+            }
             // "What's new in 3.2?", "the action items from the minutes": the section named.
             let section = evidence.section(namedBy: Support.topicTerms(of: manifest.requestLead), limit: Self.mostEvidence)
             if section.count >= 2 { return section }
