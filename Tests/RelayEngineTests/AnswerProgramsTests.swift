@@ -166,6 +166,19 @@ import WorkspaceCore
 
     // MARK: Yes/no
 
+    @Test func aThingStillOnTheDayAskedIsNoWhenTheNewestNoteMovedItToAnother() async throws {
+        let future = { (days: Int) in DayWords.shown(DayWords.string(DayWords.calendar.date(byAdding: .day, value: days, to: DayWords.date(Self.day(0))!)!)) }
+        let first = future(10), moved = future(18)
+        let scratch = try Self.workspace(notes: [
+            Self.day(6): "# Notes\n\n- The boat is booked into the dry dock on \(first) for blacking.\n",
+            Self.day(2): "# Notes\n\n- Gideon has moved the boat's dry dock to \(moved), after the stoppage.\n",
+        ])
+        let (answer, _) = try await Self.ask("Is the boat still going into the dry dock on \(first)?", in: scratch)
+        #expect(answer.hasPrefix("No — “Gideon has moved the boat's dry dock"), "\(answer)")
+        let (same, _) = try await Self.ask("Is the boat going into the dry dock on \(moved)?", in: scratch)
+        #expect(same.hasPrefix("Yes"), "\(same)")
+    }
+
     @Test func aSumOfWhatThingsCostAddsMoneyOnlyAndNeverAmountsOfDifferentUnits() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(3): "# Notes\n\n- The new jars hold 340 g each.\n- Bought 30 frames at the meeting: 31.50 thalers.\n",

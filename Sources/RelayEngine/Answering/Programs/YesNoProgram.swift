@@ -50,7 +50,19 @@ extension RunExecutor {
         if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), Self.laterThanToday(line.text, today: RelayRunner.today(manifest.localDate)) {
             verdict = "No"
         }
+        // "Is the dry dock still on 10 April?" — "moved to Tuesday 18 April": a line that gives the
+        // thing another day, and not the one asked, says no.
+        if verdict == "Yes", Self.givesAnotherDay(line.text, than: question, today: RelayRunner.today(manifest.localDate)) { verdict = "No" }
         return "\(verdict) — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
+    }
+
+    /// Whether `line` gives days, none of them the one `question` names.
+    static func givesAnotherDay(_ line: String, than question: String, today: String) -> Bool {
+        func days(_ text: String) -> Set<String> {
+            Set(Claims.extract(from: text).compactMap { $0.kind == .date ? DayWords.parse($0.text, today: today).map(DayWords.string) : nil })
+        }
+        let asked = days(question), given = days(line)
+        return !asked.isEmpty && !given.isEmpty && asked.isDisjoint(with: given)
     }
 
     /// Whether `line` gives a day after `today` (as `yyyy-MM-dd`).
