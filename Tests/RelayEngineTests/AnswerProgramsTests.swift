@@ -259,6 +259,12 @@ import WorkspaceCore
         #expect(samples.hasPrefix("23"), "a line that gives the count answers: \(samples)")
     }
 
+    @Test func howManyTicketsAddsTheCountsOfTheirKindsInOneLine() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Concert tickets so far, from Odile: 86 adult, 64 under-18 and 19 family tickets.\n"])
+        let (answer, _) = try await Self.ask("How many concert tickets have gone so far?", in: scratch)
+        #expect(answer.hasPrefix("169 — 86 adult + 64 under-18 + 19 family tickets (Journal/user/\(Self.day(1)).md:3)"), "\(answer)")
+    }
+
     @Test func anOperandOfACostIsAnAmountOfMoneyNotTheWeightOfALineAboutTheThing() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(5): "# Notes\n\nJar prices, for the record (340 g hex jar with lid, each):\n\n- Kelder: 0.72 crowns\n- Thornbury: 0.65 crowns\n\n- Went with Thornbury, 6 dozen jars: 46.80 crowns with delivery.\n",

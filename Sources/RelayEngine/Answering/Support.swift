@@ -16,7 +16,7 @@ enum Support {
         lives live living where happen happened tell give find know remember list summary summarise week today yesterday \
         still again yet now anymore currently exactly actually usually really also new old get got make made take took come came go \
         went going see saw \
-        want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought use used using
+        want need put set keep kept let start started open opened arrive arrived leave left meet met visit visited buy bought use used using meant supposed
         """))
 
     /// The words of the kinds' own phrases ("cheapest", "in total", "to-do"): they say what to do

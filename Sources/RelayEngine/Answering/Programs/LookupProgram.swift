@@ -11,6 +11,18 @@ extension RunExecutor {
     /// of the table the evidence put first (``RelayRunner.retrieve`` chose them), counted.
     func countedRows(question: String, lines: [SourcedLine]) -> String? {
         guard let counted = RequestRules.countedThing(question) else { return nil }
+        // "86 adult, 64 under-18 and 19 family tickets": the counts of one thing's kinds, added.
+        for line in lines.prefix(2) {
+            for clause in line.text.components(separatedBy: CharacterSet(charactersIn: ";:.")) {
+                let tokens = clause.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+                guard let noun = tokens.lastIndex(where: { !counted.isDisjoint(with: SearchTerms.terms(of: $0)) }) else { continue }
+                let numbers = tokens.indices.filter { $0 < noun && Int(tokens[$0]) != nil }
+                guard numbers.count >= 2, let last = numbers.last, noun - last <= 2 else { continue }
+                let parts = numbers.map { index in tokens[index...(index == last ? noun : min(index + 1, noun))].joined(separator: " ") }
+                let total = numbers.compactMap { Int(tokens[$0]) }.reduce(0, +)
+                return "\(total) — " + parts.joined(separator: " + ") + (line.source.map { " (\($0))" } ?? "") + ", added by Relay's calculator"
+            }
+        }
         // A line that gives the count itself ("23 samples") answers as a value.
         for line in lines {
             let words = line.text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
