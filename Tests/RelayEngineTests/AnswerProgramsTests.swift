@@ -259,6 +259,13 @@ import WorkspaceCore
         #expect(samples.hasPrefix("23"), "a line that gives the count answers: \(samples)")
     }
 
+    @Test func daysUntilAThingCountToItsDayToComeNotToADayGoneOfAnotherLine() async throws {
+        let ahead = DayWords.string(DayWords.calendar.date(byAdding: .day, value: 17, to: DayWords.date(Self.day(0))!)!)
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Last spring concert was on \(DayWords.shown(Self.day(40))), a long time ago now.\n- The spring concert is on \(DayWords.shown(ahead)) at 19:00.\n"])
+        let (answer, _) = try await Self.ask("How many days is it until the spring concert?", in: scratch)
+        #expect(answer.hasPrefix("17 days — "), "\(answer)")
+    }
+
     @Test func howManyTicketsAddsTheCountsOfTheirKindsInOneLine() async throws {
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Concert tickets so far, from Odile: 86 adult, 64 under-18 and 19 family tickets.\n"])
         let (answer, _) = try await Self.ask("How many concert tickets have gone so far?", in: scratch)

@@ -269,14 +269,25 @@ extension RunExecutor {
         // line — its last, as a line that moves a day gives the new one last ("due on 21 June,
         // now comes on 2 July").
         let onePerLine = RequestRules.operandParts(question).count >= 2
+        // "Until" a thing asks of a day to come, "since" of one gone: a line's day on the other
+        // side of today is of something else (last year's report, an earlier booking).
+        let now = DayWords.date(today)
+        let ahead = [" until ", " till ", " left ", " away "].contains { words.contains($0) }
+        let behind = [" since ", " ago "].contains { words.contains($0) }
+        func onItsSide(_ day: Date) -> Bool {
+            guard let now, fromToday else { return true }
+            return ahead ? day >= now : behind ? day <= now : true
+        }
         for line in lines where dates.count < (fromToday ? 1 : 2) {
             var found = Claims.extract(from: line.text).filter { $0.kind == .date }
             if onePerLine { found = Array(found.suffix(1)) }
             for claim in found where dates.count < (fromToday ? 1 : 2) {
-                if let day = DayWords.parse(claim.text, today: today), !dates.contains(where: { $0.day == day }) { dates.append((day, claim.text, line.source)) }
+                if let day = DayWords.parse(claim.text, today: today), onItsSide(day), !dates.contains(where: { $0.day == day }) {
+                    dates.append((day, claim.text, line.source))
+                }
             }
         }
-        if fromToday, let now = DayWords.date(today) { dates.insert((now, "today (\(today))", nil), at: 0) }
+        if fromToday, let now { dates.insert((now, "today (\(today))", nil), at: 0) }
         guard dates.count >= 2 else { return notFound("the lines found hold no two dates to count between", closest: lines) }
         let count = abs(DayWords.days(from: dates[0].day, to: dates[1].day))
         let sources = dates.prefix(2).map { $0.shown + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: " and ")
