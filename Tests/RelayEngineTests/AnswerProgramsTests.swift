@@ -563,6 +563,13 @@ import WorkspaceCore
         #expect(!answer.contains("Dora Fell") && !answer.contains("Decided"), "apologies are of those who did not come: \(answer)")
     }
 
+    @Test func whoIsDoingWhatAfterAMeetingIsItsActionItems() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The committee meeting went on too long.\n"],
+                                         files: ["Research/allotment-committee-minutes.md": Self.committeeMinutes])
+        let (answer, _) = try await Self.ask("Who's meant to be doing what after the allotment committee meeting?", in: scratch)
+        #expect(answer.contains("Ada: book the plumber.") && answer.contains("Bo: print the open-day posters."), "\(answer)")
+    }
+
     @Test func aPlainTextDocumentsNumberedTitlesOpenItsPartsButANumberedListIsItems() throws {
         let spec = """
             JOINERY - SET PIECE SPECIFICATION

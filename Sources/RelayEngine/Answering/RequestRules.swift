@@ -114,6 +114,8 @@ enum RequestRules {
         "what have we bought", "what have we ordered", "what did we order", "what did we get at", "what did we get from", "what did i get from",
         // "What's new in 3.2?", "What changed in the lease?": every change.
         "what is new", "what are the new", "what changed", "what has changed", "what have they changed",
+        // "Who's doing what after the meeting?": every action and its person.
+        "doing what", "do what", "does what",
     ]
     /// Phrases that make a request about open tasks (the engine then reads the task lines of the
     /// notes, not the lines most like the request).
@@ -462,6 +464,12 @@ enum RequestRules {
         guard doing || describingMarkers.contains(where: tail.contains) else { return nil }
         let terms = Set(SearchTerms.terms(of: question)).subtracting(detailWords)
         return terms.isEmpty ? nil : terms
+    }
+
+    /// "Who's meant to be doing what after the meeting?", "Who does what?": the action items.
+    static func asksWhoDoesWhat(_ request: String) -> Bool {
+        let text = " " + words(of: request).joined(separator: " ") + " "
+        return text.hasPrefix(" who ") && [" doing what ", " do what ", " does what ", " did what "].contains(where: text.contains)
     }
 
     /// "Who came to the meeting?", "Who was at the AGM?": the people who were there.

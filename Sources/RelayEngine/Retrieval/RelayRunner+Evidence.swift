@@ -37,8 +37,10 @@ extension RelayRunner {
                 let present = evidence.attendance(in: document)
                 if !present.isEmpty { return present }
             }
-            // "What's new in 3.2?", "the action items from the minutes": the section named.
-            let section = evidence.section(namedBy: Support.topicTerms(of: manifest.requestLead), limit: Self.mostEvidence)
+            // "What's new in 3.2?", "the action items from the minutes": the section named ("who
+            // is doing what" names the action items).
+            let asked = Support.topicTerms(of: manifest.requestLead).union(RequestRules.asksWhoDoesWhat(manifest.requestLead) ? ["action"] : [])
+            let section = evidence.section(namedBy: asked, limit: Self.mostEvidence)
             if section.count >= 2 { return section }
             // "What did I get at the hardware shop?": the rows of the table of the document named (an invoice).
             if let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead)),
