@@ -897,6 +897,17 @@ import WorkspaceCore
         #expect(first.hasPrefix("4.1"), "\(first)")
     }
 
+    @Test func aYearInsideAReferenceIsNoDateOfTheLine() async throws {
+        let scratch = try Self.workspace(files: ["Research/boat-safety-report.md": "# Boat safety report\n\nCertificate number BSC-2028-11873, valid until 10 March 2032.\n"])
+        let (answer, _) = try await Self.ask("When does the boat's safety certificate run out?", in: scratch)
+        #expect(answer.hasPrefix("10 March 2032 — "), "\(answer)")
+        #expect(RunExecutor.isInsideReference("2028", in: "Invoice INV-2028-004 paid in 2028.") == false, "written alone too")
+        try scratch.write("Research/festival.md", "# Canal festival\n\nThe canal festival returns to the basin on Saturday 17 and Sunday 18 June 2028, with boats.\n")
+        let (festival, _) = try await Self.ask("When's the canal festival this year?", in: scratch)
+        #expect(festival.hasPrefix("Saturday 17 and Sunday 18 June 2028") || festival.hasPrefix("17 and Sunday 18 June 2028") || festival.contains("18 June 2028 — "),
+                "\(festival)")
+    }
+
     @Test func whichVersionBroughtSomethingInIsTheHeadingOfTheReleaseNotesSectionItIsIn() async throws {
         let notes = """
             # Lumen release notes

@@ -35,6 +35,15 @@ extension RunExecutor {
         return "\(rows.count) — the rows of the table (\(first) to \(last)), counted by Relay"
     }
 
+    /// Whether `value` (a bare year) is written in `line` only inside a reference code: a token
+    /// of letters and digits joined by hyphens ("BSC-2028-11873", "INV2028").
+    static func isInsideReference(_ value: String, in line: String) -> Bool {
+        guard value.count == 4, value.allSatisfy(\.isNumber) else { return false }
+        let tokens = line.split(whereSeparator: { $0.isWhitespace || ",;:()".contains($0) })
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ".")) }.filter { $0.contains(value) }
+        return !tokens.isEmpty && tokens.allSatisfy { $0 != value && ($0.contains(where: \.isLetter) || $0.filter { $0 == "-" }.count >= 2) }
+    }
+
     /// "Which version brought in the varroa chart?": in release notes the version is the heading
     /// of the section the matching item is in ("## 3.2 (9 August 2027)"), not a value of its line.
     /// The first line handed on, of those under a heading that opens with a version number.
@@ -75,6 +84,15 @@ extension RunExecutor {
         let texts = lines.map(\.text)
         var fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
+        if value == .date {
+            // "BSC-2028-11873, valid until 10 March 2032": a year inside a reference is no date.
+            fitting = fitting.filter { candidate in !Self.isInsideReference(candidate.text, in: lines[candidate.line].text) }
+            // "on Saturday 17 and Sunday 18 June 2028": a weekday alone is not the date its line gives.
+            let dated = Set(fitting.filter { $0.text.contains(where: \.isNumber) }.map(\.line))
+            fitting = fitting.filter { candidate in
+                !(DayWords.weekdays.contains(candidate.text.lowercased()) && dated.contains(candidate.line))
+            }
+        }
         if value == .money {
             // An amount of money says so: a currency sign or word ("42 crowns", "kr 34.75", "€12"),
             // not a bare number ("the 26th").
