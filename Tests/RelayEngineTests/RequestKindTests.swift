@@ -72,6 +72,9 @@ import Testing
         "Summarise my week", "Summarize this week's notes in three bullets", "What did I do on Tuesday?", "Give me a summary of the meeting",
         "Recap yesterday", "sum up the last 3 days", "What happened last week?", "Can you give me an overview of the project?",
         "catch me up on the garden", "What did I do yesterday?", "Outline the report", "How was my weekend?",
+        "Give me a quick summary of my week.", "Give me the highlights of my week.", "What was I busy with this week?",
+        "Anything interesting happen this week?", "What does the lease say?", "Tell me what the minutes say.", "What's in the boiler emails?",
+        "Give me the short version of the report.",
     ])
     func aRequestForASummaryIsSummarise(_ request: String) {
         #expect(Self.kind(request) == .summarise, "\(request)")

@@ -35,8 +35,10 @@ enum RequestRules {
         "sum up", "a summary", "an overview", "what did i do", "what have i done", "what happened", "how was my", "catch me up",
         "what went on", "the gist", "main points", "key points", "what was my week", "what did we do",
         "a rundown", "the rundown", "rundown of", "run-down", "run down of", "been up to", "did i get up to", "what have we done",
-        "a round-up", "round up", "a roundup", "a review of my",
+        "a round-up", "round up", "a roundup", "a review of my", "short version", "highlights of", "the highlights",
     ]
+    /// Nouns of a summary, anywhere in the request ("Give me a quick summary of my week").
+    static let summaryNouns: Set<String> = ["summary", "recap", "rundown", "run-down", "overview", "gist", "highlights", "digest", "round-up", "roundup"]
 
     /// The things arithmetic is over, as the request names them: joined with "and" or commas
     /// ("the boiler repair and the new tiles"), or "from" one "to" another ("from the delivery to
@@ -192,7 +194,7 @@ enum RequestRules {
                                             "tips", "ways", "examples", "reasons", "suggestions", "steps", "options"]
 
     /// Words of a request about days that say nothing of a topic: "how did last week go?".
-    static let dayOnlyWords = "last next this past previous week weekend day days today yesterday go went going happen happened happening do did done up anything something news"
+    static let dayOnlyWords = "last next this past previous week weekend day days today yesterday go went going happen happened happening do did done up anything something news busy interesting"
 
     // MARK: Deciding
 
@@ -254,6 +256,17 @@ enum RequestRules {
         if first == "what", words.count >= 4, ["is", "was", "are", "were"].contains(words[1]), words.last == "about" {
             return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) … about”: a summary of it")
         }
+        // "What does the lease say?", "What's in the boiler emails?": what a thing says.
+        if first == "what", words.count >= 3, words.count <= 7, ["say", "says"].contains(words.last ?? ""),
+           words[1] == "the" || (["does", "do", "did"].contains(words[1]) && words[2] == "the") {
+            return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) the … say”: a summary of it")
+        }
+        if first == "what", words.count >= 5, words.count <= 8, ["is", "was"].contains(words[1]), words[2] == "in", words[3] == "the" {
+            return RequestAnalysis(kind: .summarise, why: "“what is in the …”: a summary of it")
+        }
+        if let noun = words.first(where: summaryNouns.contains), !draftVerbs.contains(first) {
+            return RequestAnalysis(kind: .summarise, why: "“\(noun)” asks for a summary")
+        }
         if let found = computePhrases.first(where: { text.contains(" \($0.phrase) ") }),
            found.operation != .sum || hasTwoAmounts(text) {
             var analysis = RequestAnalysis(kind: .compute, why: "“\(found.phrase)” asks for arithmetic")
@@ -275,7 +288,10 @@ enum RequestRules {
         // "By when do the printers want the cast list?": a question that opens with when, where
         // or why asks one value, whatever list it names later.
         let asksOneValue = words.prefix(2).contains { ["when", "where", "why"].contains($0) }
-        if !asksOneValue, let phrase = listPhrases.first(where: { opening.contains(" \($0)") }), !auxiliaries.contains(first) || phrase.contains("to") {
+        // A phrase is whole words ("anything i" is not "anything interesting"), unless it ends in
+        // a space of its own ("list ", "who is in the ").
+        if !asksOneValue, let phrase = listPhrases.first(where: { opening.contains(" \($0)" + ($0.hasSuffix(" ") ? "" : " ")) }),
+           !auxiliaries.contains(first) || phrase.contains("to") {
             return RequestAnalysis(kind: .list, why: "“\(phrase.trimmingCharacters(in: .whitespaces))” asks for every item")
         }
         // "Which people have I lent things to?", "What books did I order?": a plural asked for
