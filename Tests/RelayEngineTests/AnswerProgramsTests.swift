@@ -861,6 +861,15 @@ import WorkspaceCore
         #expect(answer.hasPrefix(RunExecutor.generalOpening), "\(answer)")
     }
 
+    @Test func howDoIIsGeneralWhenTheWorkspaceDoesNotSpeakOfItAndAnsweredFromItsLinesWhenItDoes() async throws {
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Spilt red wine at Mira's party.\n"],
+                                         files: ["Research/boiler-manual.md": "# Boiler manual\n\nTo reset the boiler, hold the reset button for five seconds.\n"])
+        let (carpet, _) = try await Self.ask("How do I get red wine out of a carpet?", in: scratch, model: Self.model(writes: "Blot it, then salt."))
+        #expect(carpet.hasPrefix(RunExecutor.generalOpening), "\(carpet)")
+        let (reset, _) = try await Self.ask("How do I reset the boiler?", in: scratch, model: Self.model(writes: "Call an engineer."))
+        #expect(reset.contains("hold the reset button for five seconds"), "\(reset)")
+    }
+
     @Test func aWhyQuestionAboutTheWorkspacesOwnThingIsAnsweredFromItsLine() async throws {
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The hut is closed on Monday because the roof is being mended.\n"])
         let (answer, _) = try await Self.ask("Why is the hut closed on Monday?", in: scratch, model: Self.model(writes: "Nobody knows."))

@@ -23,7 +23,7 @@ import Testing
         "What is still on my to-do list?", "List my open tasks", "What do I still need to do?", "Which books did I borrow? List all of them",
         "What are all the plants I bought?", "list everything I have to do before Friday", "Please list the chores", "What's on my todo list?",
         "Enumerate the tools in the shed", "what else do I have to do this week", "Name all the people I met", "What are my tasks?",
-        "Give me five ideas for the garden", "What's left on my list?", "Who did we invite to the wedding?", "What have we bought from the timber yard?",
+        "Give me five ideas for the garden", "What's left on my list?", "Who did we invite to the wedding?", "What have we bought from the timber yard?", "What's outstanding?", "Anything left on my plate?", "What haven't I done yet?",
     ])
     func aRequestForEveryMatchingItemIsAList(_ request: String) {
         #expect(Self.kind(request) == .list, "\(request)")
@@ -45,7 +45,8 @@ import Testing
         ("How much more did the sofa cost than the chair?", .difference), ("What is the difference between the two quotes?", .difference),
         ("How long until the lease ends?", .daysBetween), ("What is the sum of the two deposits?", .sum),
         ("How many days are there between the two deadlines?", .daysBetween), ("How much did the garage knock off the bill?", .difference),
-        ("How much has the rent gone up by?", .difference), ("How much cheaper was the second quote?", .difference),
+        ("How much has the rent gone up by?", .difference), ("How long ago did I last see the dentist?", .daysBetween),
+        ("How much did the holiday cost all in?", .sum), ("How much cheaper was the second quote?", .difference),
         ("How many times did I go swimming?", .count),
     ])
     func arithmeticIsComputeWithItsOperation(_ request: String, _ operation: RequestAnalysis.Operation) {
@@ -60,7 +61,8 @@ import Testing
         ("Which flat is the largest?", .highest), ("What is the newest release?", .latest), ("Which supplier is cheaper?", .lowest),
         ("Which is the oldest invoice?", .earliest), ("Which hike was the longest?", .highest), ("Which shop had the highest price?", .highest),
         ("Which was the first one we booked?", .earliest), ("What time is the last ferry back on a Saturday?", .latest),
-        ("When is my first appointment with the new dentist?", .earliest),
+        ("When is my first appointment with the new dentist?", .earliest), ("Which quote is the best value?", .lowest),
+        ("Which of the venues is closest?", .lowest),
     ])
     func superlativesAreComparisons(_ request: String, _ operation: RequestAnalysis.Operation) {
         let analysis = RequestRules.analyse(request, today: Self.today)
@@ -85,6 +87,7 @@ import Testing
         "Compose a thank-you note for Mira", "Please write a reply to Jonas", "Draft a reminder for the team meeting",
         "Write a text to my sister about Sunday", "Can you draft an invitation to the party?", "Prepare a note for the plumber",
         "write an apology to Ada", "Draft an answer to the council", "Write a letter to the bank", "Compose a message to the neighbours",
+        "Text Mira to say I'm running late.", "Send a reminder to Oskar about the drill.",
     ])
     func aRequestForNewTextAboutTheNotesIsADraft(_ request: String) {
         #expect(Self.kind(request) == .draft, "\(request)")

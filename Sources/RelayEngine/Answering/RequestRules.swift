@@ -22,7 +22,9 @@ enum RequestRules {
     ]
 
     /// Verbs that open a request for new text; with one of ``draftObjects`` it is a draft.
-    static let draftVerbs: Set<String> = ["draft", "write", "compose", "prepare", "pen"]
+    static let draftVerbs: Set<String> = ["draft", "write", "compose", "prepare", "pen", "send"]
+    /// Verbs that are a message themselves: "Text Mira to say I'm late", "Email the landlord about the damp".
+    static let messageVerbs: Set<String> = ["text", "email", "e-mail", "message", "reply", "sms", "whatsapp"]
     /// What a draft is (a poem or a story is new text too, but about nothing in the notes: other).
     static let draftObjects: Set<String> = ["message", "email", "e-mail", "note", "reply", "letter", "text", "invitation", "invite",
                                             "card", "thank-you", "reminder", "post", "answer", "response", "apology", "request", "sms"]
@@ -61,6 +63,7 @@ enum RequestRules {
         ("how many days after", .daysBetween), ("how many days are there between", .daysBetween), ("how many days is it until", .daysBetween),
         ("how many days are there from", .daysBetween), ("how many days is it from", .daysBetween), ("how many days are there until", .daysBetween),
         ("how many weeks between", .daysBetween), ("how many weeks until", .daysBetween), ("how long until", .daysBetween),
+        ("how long ago", .daysBetween), ("how long since", .daysBetween), ("how long has it been since", .daysBetween),
         ("how long between", .daysBetween), ("how long is it until", .daysBetween), ("days apart", .daysBetween),
         ("how much more", .difference), ("how many more", .difference), ("difference between", .difference), ("how much less", .difference),
         ("how much cheaper", .difference), ("how much dearer", .difference), ("how much is left", .difference), ("minus", .difference),
@@ -71,7 +74,7 @@ enum RequestRules {
         ("reduced by", .difference), ("increased by", .difference),
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
         ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
-        ("between them", .sum), ("between the two", .sum), ("across all", .sum), ("over all the", .sum),
+        ("between them", .sum), ("between the two", .sum), ("across all", .sum), ("over all the", .sum), ("all in", .sum),
         ("how many times", .count),
     ]
 
@@ -87,6 +90,9 @@ enum RequestRules {
         ("highest", .highest), ("largest", .highest), ("biggest", .highest), ("longest", .highest), ("most", .highest),
         ("priciest", .highest), ("best paid", .highest), ("earliest", .earliest), ("soonest", .earliest), ("oldest", .earliest),
         ("first", .earliest), ("latest", .latest), ("newest", .latest), ("most recent", .latest), ("last", .latest),
+        // Value for money and distance: "the best value" is the lowest price, "closest" the shortest way.
+        ("best value", .lowest), ("best deal", .lowest), ("best price", .lowest), ("closest", .lowest), ("nearest", .lowest),
+        ("furthest", .highest), ("farthest", .highest),
     ]
     /// Comparatives that also say other things ("no longer", "a bigger problem"): they compare
     /// only in a question that opens with which, who or what ("Which act runs longer?").
@@ -103,6 +109,8 @@ enum RequestRules {
         "what else", "name all", "name every", "anything i", "what things", "what do i have to", "what is on my", "what's on my",
         "to-do", "todo", "to do list", "to do", "still need to", "need to do", "have to do", "left to do", "open tasks", "my tasks",
         "chores", "errands", "what should i", "what must i", "what do i still",
+        // "What's outstanding?", "Anything left on my plate?", "What haven't I done yet?"
+        "outstanding", "on my plate", "anything left", "what haven't i", "haven't done", "need to buy", "have to buy", "need to get",
         // "Who" with a verb of coming or being there asks for the set of people, not one person.
         "who is coming", "who's coming", "who are coming", "who came", "who was at ", "who were at ", "who turned up", "who will come", "who attended", "who went", "who was there",
         "who is invited", "who was invited", "who are invited", "who is going", "who's going",
@@ -245,6 +253,9 @@ enum RequestRules {
         let opening = " " + words.joined(separator: " ") + " "
         if draftVerbs.contains(first), words.contains(where: draftObjects.contains) {
             return RequestAnalysis(kind: .draft, why: "“\(first) … \(words.first(where: draftObjects.contains) ?? "")”: new text from the notes")
+        }
+        if messageVerbs.contains(first), words.count >= 3, !question {
+            return RequestAnalysis(kind: .draft, why: "opens with “\(first)”: a message to write")
         }
         if summaryOpenings.contains(first) {
             return RequestAnalysis(kind: .summarise, why: "opens with “\(first)”")
@@ -421,7 +432,18 @@ enum RequestRules {
     static let generalSubjects: Set<String> = ["people", "you", "one", "someone", "anyone", "everyone", "everybody", "folk", "folks"]
 
     static func asksInGeneral(_ request: String) -> Bool {
-        !Set(withoutPoliteOpening(words(of: request))).isDisjoint(with: generalSubjects)
+        let words = withoutPoliteOpening(words(of: request))
+        // "What's a good way to …", "How do I get wine out of a carpet?", "(Tell me) a joke".
+        let text = " " + words.joined(separator: " ") + " "
+        return !Set(words).isDisjoint(with: generalSubjects) || ["a", "an", "some"].contains(words.first ?? "")
+            || [" a good way to ", " the best way to ", " how to ", " best way to "].contains(where: text.contains) || asksHowTo(request)
+    }
+
+    /// "How do I get red wine out of a carpet?", "How can I keep bread fresh?": how a thing is
+    /// done — the person's own only when the workspace speaks of it.
+    static func asksHowTo(_ request: String) -> Bool {
+        let words = withoutPoliteOpening(words(of: request))
+        return words.count >= 4 && words[0] == "how" && ["do", "can", "should", "would"].contains(words[1]) && ["i", "you", "we", "one"].contains(words[2])
     }
 
     /// `words` without the polite openings they start with ("can you", "tell me", "please").

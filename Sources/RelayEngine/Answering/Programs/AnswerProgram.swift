@@ -81,7 +81,8 @@ extension RunExecutor {
               manifest.previousExchange == nil else { return false }
         let lookup = analysis.kind == .lookup && [.reason, .phrase].contains(analysis.value)
         guard [.other, .list].contains(analysis.kind) || lookup else { return false }
-        if RequestRules.isPersonal(manifest.requestLead) { return false }
+        // "How do I get wine out of a carpet?" is personal in form only.
+        if RequestRules.isPersonal(manifest.requestLead), !(lookup && RequestRules.asksHowTo(manifest.requestLead)) { return false }
         // Evidence the workspace's structure gave (the section a heading names) is about it.
         if let retrieved = manifest.retrieved, !retrieved.isEmpty, retrieved.allSatisfy({ $0.score >= Evidence.structural }) { return false }
         // "What's on in March according to the traders' newsletter?": a request that names a
