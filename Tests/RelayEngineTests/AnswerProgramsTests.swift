@@ -906,6 +906,27 @@ import WorkspaceCore
         #expect(first.hasPrefix("4.1"), "\(first)")
     }
 
+    @Test func aStreetAddressOfCottagesAUnitAfterANumberAndAColumnTheQuestionNames() async throws {
+        #expect(ValueSpans.find(.address, in: "Priya Castellane: 3 Towpath Cottages, Hollin Wharf. Phone 0779 115 342.").first == "3 Towpath Cottages, Hollin Wharf")
+        #expect(RunExecutor.followsNumber("Ah", in: "the Voltmere LFP 200 Ah, fitted by Priya."))
+        #expect(!RunExecutor.followsNumber("Priya", in: "the Voltmere LFP 200 Ah, fitted by Priya."))
+        let programme = """
+            # Spring concert
+
+            | Piece | Composer | Soloist | Length |
+            | --- | --- | --- | --- |
+            | Harbour Lights | Edvin Salter | none | 8 minutes |
+            | Violin Concerto in G | Margit Halloran | Amara Lindqvist, violin | 11 minutes |
+            | The Glass Orchard | Tomas Brevik | none | 18 minutes |
+            """
+        let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Sat down with Clement and settled the spring concert: Saturday 8 April.\n"],
+                                         files: ["Research/spring-concert.md": programme])
+        let (soloist, _) = try await Self.ask("Who's the soloist at the spring concert?", in: scratch)
+        #expect(soloist.hasPrefix("Amara Lindqvist, violin — "), "the Soloist column, its one filled cell: \(soloist)")
+        let (length, _) = try await Self.ask("What is the length of The Glass Orchard?", in: scratch)
+        #expect(length.hasPrefix("18 minutes — "), "the row that names the rest of the question: \(length)")
+    }
+
     @Test func aYearInsideAReferenceIsNoDateOfTheLine() async throws {
         let scratch = try Self.workspace(files: ["Research/boat-safety-report.md": "# Boat safety report\n\nCertificate number BSC-2028-11873, valid until 10 March 2032.\n"])
         let (answer, _) = try await Self.ask("When does the boat's safety certificate run out?", in: scratch)

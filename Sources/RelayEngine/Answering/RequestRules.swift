@@ -38,6 +38,8 @@ enum RequestRules {
         "what went on", "the gist", "main points", "key points", "what was my week", "what did we do",
         "a rundown", "the rundown", "rundown of", "run-down", "run down of", "been up to", "did i get up to", "what have we done",
         "a round-up", "round up", "a roundup", "a review of my", "short version", "highlights of", "the highlights",
+        // "How's the work on the boat coming along?": how a thing is going is a summary of it.
+        "coming along", "getting on with", "progress on", "progress with", "where are we with", "how are things with", "how is it going",
     ]
     /// Nouns of a summary, anywhere in the request ("Give me a quick summary of my week").
     static let summaryNouns: Set<String> = ["summary", "recap", "rundown", "run-down", "overview", "gist", "highlights", "digest", "round-up", "roundup"]
@@ -82,6 +84,7 @@ enum RequestRules {
     static let compareWords: [(phrase: String, operation: RequestAnalysis.Operation)] = [
         // Comparatives first: "Which act runs longer, the first or the second?" compares lengths.
         ("sold best", .highest), ("sells best", .highest), ("best-selling", .highest), ("best selling", .highest),
+        ("selling best", .highest), ("selling well", .highest), ("sold the most", .highest), ("most popular", .highest),
         ("more expensive", .highest), ("dearer", .highest), ("longer", .highest), ("shorter", .lowest), ("bigger", .highest),
         ("larger", .highest), ("smaller", .lowest), ("higher", .highest), ("lower", .lowest), ("heavier", .highest), ("older", .earliest),
         ("newer", .latest),
@@ -215,6 +218,8 @@ enum RequestRules {
         analysis.tasks = taskPhrases.contains { text.contains(" \($0)") }
         analysis.count = count(in: words)
         if analysis.kind == .lookup { analysis.value = value(asked: text) }
+        // "The number of the boater I lent my sander to": a person's number is their phone.
+        if analysis.value == .number, text.contains(" number "), !text.contains(" how many "), describedPerson(in: request) != nil { analysis.value = .phone }
         // "How did last week go?", "Anything on Tuesday?": a request about days and nothing else
         // asks what those days held.
         if let days = analysis.days, [.lookup, .other, .yesNo].contains(analysis.kind),

@@ -31,6 +31,8 @@ enum ValueSpans {
         "Street", "St", "Road", "Rd", "Lane", "Ln", "Avenue", "Ave", "Way", "Close", "Drive", "Dr", "Place", "Pl", "Square", "Sq",
         "Crescent", "Terrace", "Gardens", "Row", "Court", "Hill", "Mews", "Walk", "Parade", "Grove", "Park", "Rise", "View",
         "Boulevard", "Strasse", "Straße", "Gasse", "Weg", "Quay", "Wharf", "Yard", "Green", "End", "Gate",
+        "Cottages", "Cottage", "Villas", "Buildings", "Houses", "Flats", "Mansions", "Estate", "Common", "Passage", "Alley",
+        "Embankment", "Circus", "Heights", "Meadow", "Meadows", "Fields", "Croft", "Chase", "Walk", "Hollow", "Bank", "Side",
     ]
     static let address = try! NSRegularExpression(pattern:
         #"\b\d{1,5}[a-zA-Z]?,? (?:[A-Z][\p{L}'-]+ ){0,4}(?:"# + streetWords.joined(separator: "|") + #")\b\.?(?:,? (?:[A-Z][\p{L}'-]+)(?: [A-Z][\p{L}'-]+)?)?(?: [A-Z0-9]{2,4} ?[0-9][A-Z]{2})?"#)

@@ -292,11 +292,11 @@ extension RelayRunner {
         let pool = widened(search.lines(matching: described.sorted().joined(separator: " "), limit: 40, excluding: excluded), evidence: evidence)
             .filter { WorkspaceSearch.weight(of: $0.path) == 1 && !$0.path.hasPrefix("Chats/") }
         // A word no line holds ("sewing" where the notes say "making") tells no line from
-        // another and is left out — unless half the description or more is in no line: then the
-        // notes describe no one so.
+        // another and is left out — unless more than half the description is in no line: then
+        // the notes describe no one so.
         let termsOf = pool.map { Set(SearchTerms.terms(of: $0.withHeading)) }
         let found = described.filter { term in termsOf.contains { $0.contains(term) } }
-        guard found.count * 2 > described.count else { return nil }
+        guard found.count * 2 >= described.count else { return nil }
         // A word of the description most lines found hold ("new") says less of who is meant than
         // a rare one ("mentoring"): each counts by how few of the lines hold it.
         let rarity = Dictionary(uniqueKeysWithValues: found.map { term in

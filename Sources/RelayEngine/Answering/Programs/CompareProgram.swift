@@ -253,7 +253,7 @@ extension RunExecutor {
         if let cell = cells(of: line)?.first?.value.trimmingCharacters(in: .whitespaces), !cell.isEmpty {
             // A row named by its first cell ("Roofer: Kell & Sons"); a row of times or
             // numbers is named by the whole row.
-            return cell.contains(value) || cell.first?.isNumber == true ? "“\(clip(line, 160))”" : cell
+            return cell == value || cell.first?.isNumber == true ? "“\(clip(line, 160))”" : cell
         }
         if let name = Claims.extract(from: line).first(where: { $0.kind == .name }) { return name.text }
         return "“\(clip(line, 120))”"

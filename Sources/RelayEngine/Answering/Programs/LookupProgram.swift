@@ -44,6 +44,42 @@ extension RunExecutor {
         return !tokens.isEmpty && tokens.allSatisfy { $0 != value && ($0.contains(where: \.isLetter) || $0.filter { $0 == "-" }.count >= 2) }
     }
 
+    /// Whether `name` stands in `line` only right after a number ("200 Ah", "3 GB").
+    static func followsNumber(_ name: String, in line: String) -> Bool {
+        let tokens = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
+        let first = name.split(separator: " ").first.map(String.init) ?? name
+        let at = tokens.indices.filter { tokens[$0].trimmingCharacters(in: .punctuationCharacters) == first }
+        return !at.isEmpty && at.allSatisfy { $0 > 0 && tokens[$0 - 1].first?.isNumber == true && tokens[$0 - 1].last?.isNumber == true }
+    }
+
+    /// "Who's the soloist at the concert?" over a table with a "Soloist" column: the value of
+    /// that column — of the row that speaks most of the rest of the question, leaving out rows
+    /// where it is empty ("none", "-"). Nil when no header is named, or the rows named give
+    /// several values.
+    func cellAnswer(question: String, lines: [SourcedLine]) -> String? {
+        let asked = Set(SearchTerms.terms(of: question))
+        var seen: Set<String> = []
+        let rows = lines.filter { seen.insert($0.source ?? $0.text).inserted }.prefix(12).compactMap { line in Self.cells(of: line.text).map { (line, $0) } }
+        guard !rows.isEmpty else { return nil }
+        let headers = Set(rows.flatMap { $0.1.map(\.header) })
+        guard let header = headers.first(where: { header in
+            let terms = Set(SearchTerms.terms(of: header)).subtracting(Support.askingWords)
+            return !terms.isEmpty && terms.isSubset(of: asked)
+        }) else { return nil }
+        let empty: Set<String> = ["", "none", "-", "—", "n/a", "na", "no", "nil", "tbc", "tba"]
+        let filled = rows.compactMap { row -> (SourcedLine, String)? in
+            guard let value = row.1.first(where: { $0.header == header })?.value.trimmingCharacters(in: .whitespaces),
+                  !empty.contains(value.lowercased()) else { return nil }
+            return (row.0, value)
+        }
+        let rest = Support.topicTerms(of: question).subtracting(SearchTerms.terms(of: header))
+        let scored = filled.map { ($0, rest.isEmpty ? 0 : Support.coverage(of: rest, in: $0.0.text)) }
+        guard let best = scored.map(\.1).max() else { return nil }
+        let top = scored.filter { $0.1 == best }.map(\.0)
+        guard Set(top.map(\.1)).count == 1, let (line, value) = top.first else { return nil }
+        return "\(value) — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
+    }
+
     /// "Which version brought in the varroa chart?": in release notes the version is the heading
     /// of the section the matching item is in ("## 3.2 (9 August 2027)"), not a value of its line.
     /// The first line handed on, of those under a heading that opens with a version number.
@@ -66,6 +102,10 @@ extension RunExecutor {
         if let gap = unsupported(by: lines) { return gap }
         guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
         if let found = versionAnswer(question: question, lines: lines) { return found }
+        // (Of every line found, not only those handed on: the agent before chose by the words of
+        // the question, and a table row names its column only in its header.)
+        let found = (manifest.retrieved ?? []).map { SourcedLine(text: $0.text, source: "\($0.path):\($0.line)") }
+        if let cell = cellAnswer(question: question, lines: lines + found) { return cell }
         if let counted = countedRows(question: question, lines: lines) { return counted }
         let value = analysis.value ?? .phrase
         if value.isSpan {
@@ -84,6 +124,10 @@ extension RunExecutor {
         let texts = lines.map(\.text)
         var fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
+        if [.person, .name].contains(value) {
+            // "the Voltmere LFP 200 Ah, fitted by Priya": a word right after a number is its unit.
+            fitting = fitting.filter { candidate in !Self.followsNumber(candidate.text, in: lines[candidate.line].text) }
+        }
         if value == .date {
             // "BSC-2028-11873, valid until 10 March 2032": a year inside a reference is no date.
             fitting = fitting.filter { candidate in !Self.isInsideReference(candidate.text, in: lines[candidate.line].text) }
