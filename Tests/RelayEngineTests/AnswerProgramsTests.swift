@@ -270,6 +270,9 @@ import WorkspaceCore
         let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Concert tickets so far, from Odile: 86 adult, 64 under-18 and 19 family tickets.\n"])
         let (answer, _) = try await Self.ask("How many concert tickets have gone so far?", in: scratch)
         #expect(answer.hasPrefix("169 — 86 adult + 64 under-18 + 19 family tickets (Journal/user/\(Self.day(1)).md:3)"), "\(answer)")
+        let trust = try Self.workspace(files: ["Research/water-report.md": "# Annual report\n\nAt the end of the year we served 14,600 households, and several hundred businesses.\n"])
+        let (households, _) = try await Self.ask("How many households does the trust serve?", in: trust)
+        #expect(households.hasPrefix("14,600"), "a number written with a thousands comma is one number: \(households)")
     }
 
     @Test func anOperandOfACostIsAnAmountOfMoneyNotTheWeightOfALineAboutTheThing() async throws {

@@ -14,10 +14,14 @@ extension RunExecutor {
         // "86 adult, 64 under-18 and 19 family tickets": the counts of one thing's kinds, added.
         for line in lines.prefix(2) {
             for clause in line.text.components(separatedBy: CharacterSet(charactersIn: ";:.")) {
-                let tokens = clause.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+                // Words, without the commas that end them ("adult,"); "14,600" stays one number.
+                let tokens = clause.split(whereSeparator: \.isWhitespace).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }.filter { !$0.isEmpty }
                 guard let noun = tokens.lastIndex(where: { !counted.isDisjoint(with: SearchTerms.terms(of: $0)) }) else { continue }
                 let numbers = tokens.indices.filter { $0 < noun && Int(tokens[$0]) != nil }
-                guard numbers.count >= 2, let last = numbers.last, noun - last <= 2 else { continue }
+                // Each count with its kind between it and the next ("14 600 households" is one number).
+                guard numbers.count >= 2, let last = numbers.last, noun - last <= 2,
+                      zip(numbers, numbers.dropFirst()).allSatisfy({ $1 - $0 >= 2 }), last + 1 < noun || noun == last + 1 && numbers.count >= 2,
+                      numbers.dropLast().allSatisfy({ tokens[$0 + 1].contains(where: \.isLetter) }) else { continue }
                 let parts = numbers.map { index in tokens[index...(index == last ? noun : min(index + 1, noun))].joined(separator: " ") }
                 let total = numbers.compactMap { Int(tokens[$0]) }.reduce(0, +)
                 return "\(total) — " + parts.joined(separator: " + ") + (line.source.map { " (\($0))" } ?? "") + ", added by Relay's calculator"
