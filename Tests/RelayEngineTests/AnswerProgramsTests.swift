@@ -261,9 +261,11 @@ import WorkspaceCore
 
     @Test func daysUntilAThingCountToItsDayToComeNotToADayGoneOfAnotherLine() async throws {
         let ahead = DayWords.string(DayWords.calendar.date(byAdding: .day, value: 17, to: DayWords.date(Self.day(0))!)!)
-        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Last spring concert was on \(DayWords.shown(Self.day(40))), a long time ago now.\n- The spring concert is on \(DayWords.shown(ahead)) at 19:00.\n"])
+        let expiry = DayWords.string(DayWords.calendar.date(byAdding: .day, value: 400, to: DayWords.date(Self.day(0))!)!)
+        let scratch = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- Last spring concert was on \(DayWords.shown(Self.day(40))), a long time ago now.\n- The spring concert is on \(DayWords.shown(ahead)) at 19:00.\n",
+                                                 Self.day(2): "# Notes\n\n- The boat's certificate is valid until \(DayWords.shown(expiry)).\n"])
         let (answer, _) = try await Self.ask("How many days is it until the spring concert?", in: scratch)
-        #expect(answer.hasPrefix("17 days — "), "\(answer)")
+        #expect(answer.hasPrefix("17 days — "), "not the certificate's expiry, a day to come of another thing: \(answer)")
     }
 
     @Test func howManyTicketsAddsTheCountsOfTheirKindsInOneLine() async throws {
@@ -769,6 +771,12 @@ import WorkspaceCore
         let (dresses, _) = try await Self.ask("Which street is the woman sewing the bride's dresses on?", in: scratch)
         #expect(dresses.hasPrefix("12 Fenwick Road"), "“sewing” is in no line and tells none apart; “bride's dresses” does: \(dresses)")
         #expect(dresses.contains("via “Oskar is making both of the bride's dresses"), "\(dresses)")
+    }
+
+    @Test func ofALineThatListsPeopleTheOneNextToTheWordAskedComesFirstAndAMorningIsAGreeting() {
+        #expect(Evidence.nearestFirst(["Odile Fairweather", "Greta Lindqvist"], to: Set(SearchTerms.terms(of: "treasurer")),
+                                      in: "Present: Odile Fairweather (chair), Greta Lindqvist (treasurer), Hamish Okonjo (secretary).") == ["Greta Lindqvist", "Odile Fairweather"])
+        #expect(DocumentShape.isGreeting("Morning Ros,"))
     }
 
     @Test func aNameThatOpensItsSentenceIsANameWhenTheNotesWriteItInsideOneAndGotIsNoWordToFind() async throws {

@@ -101,7 +101,8 @@ enum DocumentShape {
     static func isGreeting(_ line: String) -> Bool {
         let lowered = line.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: " ,.!"))
         guard !lowered.isEmpty, lowered.split(separator: " ").count <= 4, line.hasSuffix(",") || signOffs.contains(lowered) else { return false }
-        return ["dear ", "hi ", "hello ", "hey ", "good morning", "good afternoon"].contains { lowered.hasPrefix($0) } || signOffs.contains(lowered)
+        return ["dear ", "hi ", "hello ", "hey ", "good morning", "good afternoon", "morning ", "afternoon ", "evening "].contains { lowered.hasPrefix($0) }
+            || signOffs.contains(lowered)
     }
 
     static let signOffs: Set<String> = ["kind regards", "best regards", "regards", "best", "best wishes", "thanks", "thank you", "many thanks",

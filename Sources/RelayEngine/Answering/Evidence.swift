@@ -347,6 +347,20 @@ struct Evidence {
         }
     }
 
+    /// `names` ordered by how near each stands in `line` to a word of `terms` (in words; a name
+    /// the line does not hold, or a line with none of the words, keeps its place).
+    static func nearestFirst(_ names: [String], to terms: Set<String>, in line: String) -> [String] {
+        let words = line.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        let at = words.indices.filter { !terms.isDisjoint(with: SearchTerms.terms(of: words[$0])) }
+        guard !at.isEmpty else { return names }
+        func distance(_ name: String) -> Int {
+            let first = name.split(separator: " ").first.map(String.init) ?? name
+            let own = words.indices.filter { words[$0].trimmingCharacters(in: .punctuationCharacters) == first }
+            return own.flatMap { position in at.map { abs($0 - position) } }.min() ?? Int.max
+        }
+        return names.enumerated().sorted { (distance($0.element), $0.offset) < (distance($1.element), $1.offset) }.map(\.element)
+    }
+
     /// How a line that records a decision opens.
     static let decisionOpenings = ["decided", "agreed", "resolved", "decision:", "we decided", "it was decided", "it was agreed"]
 
@@ -376,7 +390,7 @@ struct Evidence {
         func candidate(_ line: String) -> Bool {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             let words = trimmed.split(separator: " ")
-            guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?)".contains(last),
+            guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?".contains(last),
                   trimmed.contains(where: \.isLetter) else { return false }
             let numbered = trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
             let capitals = trimmed.filter(\.isLetter).allSatisfy(\.isUppercase) && trimmed.filter(\.isLetter).count >= 4

@@ -351,7 +351,10 @@ extension RelayRunner {
         // Each name the first line brings in, in turn, until one leads to such a line ("Ran 8 km
         // with the club. Odile is organising the race": "Ran" leads nowhere, "Odile" does).
         var found: [RetrievedLine] = []
-        for name in Evidence.newNames(in: first.text, question: question, ignoring: ignoring).prefix(4) where found.isEmpty {
+        // The names nearest the question's words first: "Greta Lindqvist (treasurer)" for "the
+        // treasurer", in a line that lists the chair before her.
+        let names = Evidence.newNames(in: first.text, question: question, ignoring: ignoring)
+        for name in Evidence.nearestFirst(names, to: Support.topicTerms(of: question), in: first.text).prefix(4) where found.isEmpty {
             let hop = WorkspaceSearch(workspace: workspace).lines(matching: name + " " + RequestRules.slotWords(for: value), limit: 12, excluding: excluded)
             let nameTerms = Set(SearchTerms.terms(of: name))
             found = widened(hop, evidence: evidence).filter { line in

@@ -278,7 +278,11 @@ extension RunExecutor {
             guard let now, fromToday else { return true }
             return ahead ? day >= now : behind ? day <= now : true
         }
-        for line in lines where dates.count < (fromToday ? 1 : 2) {
+        // "Until the spring concert": the lines about it first, and only those when there are any
+        // (a certificate's expiry is a day to come too).
+        let topic = Support.topicTerms(of: question)
+        let about = lines.filter { Support.coverage(of: topic, in: $0.text) > 0 }
+        for line in (fromToday && !about.isEmpty ? about : lines) where dates.count < (fromToday ? 1 : 2) {
             var found = Claims.extract(from: line.text).filter { $0.kind == .date }
             if onePerLine { found = Array(found.suffix(1)) }
             for claim in found where dates.count < (fromToday ? 1 : 2) {
