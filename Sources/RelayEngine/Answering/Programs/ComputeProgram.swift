@@ -44,6 +44,23 @@ extension RunExecutor {
             // then the lowered price).
             let topic = Support.topicTerms(of: question)
             var pair: [Amount] = []
+            // A line that says both ("down from 640 to 585 guilders", the first in the unit of
+            // the second) says it best.
+            for index in lines.indices where pair.isEmpty && Support.coverage(of: topic, in: lines[index].text) > 0 {
+                let text = lines[index].text
+                guard let match = text.range(of: #"from [0-9][0-9.,]* to [0-9][0-9.,]*"#, options: .regularExpression) else { continue }
+                let parts = text[match].split(separator: " ")
+                let offset = text.utf8.distance(from: text.utf8.startIndex, to: match.upperBound.samePosition(in: text.utf8) ?? text.utf8.endIndex)
+                guard parts.count == 4, let was = Calculator.number(String(parts[1])), var now = Self.amounts(in: [lines[index]]).first(where: { amount in
+                    amount.number == String(parts[3]).trimmingCharacters(in: CharacterSet(charactersIn: ",.")) && amount.offset < offset
+                }) else { continue }
+                now.line = index
+                var before = now
+                before.value = was
+                before.number = String(parts[1])
+                before.shown = now.shown.replacingOccurrences(of: now.number, with: before.number)
+                pair = [before, now]
+            }
             for amount in amounts where pair.count < 2 && !pair.contains(where: { $0.line == amount.line || $0.value == amount.value })
                 && (topic.isEmpty || Support.coverage(of: topic, in: lines[amount.line].text) > 0) {
                 pair.append(amount)

@@ -15,13 +15,16 @@ extension RunExecutor {
         for line in lines.prefix(2) {
             for clause in line.text.components(separatedBy: CharacterSet(charactersIn: ";:.")) {
                 // Words, without the commas that end them ("adult,"); "14,600" stays one number.
-                let tokens = clause.split(whereSeparator: \.isWhitespace).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }.filter { !$0.isEmpty }
+                let raw = clause.split(whereSeparator: \.isWhitespace).map(String.init).filter { $0 != "," }
+                let tokens = raw.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
                 guard let noun = tokens.lastIndex(where: { !counted.isDisjoint(with: SearchTerms.terms(of: $0)) }) else { continue }
                 let numbers = tokens.indices.filter { $0 < noun && Int(tokens[$0]) != nil }
                 // Each count with its kind between it and the next ("14 600 households" is one number).
                 guard numbers.count >= 2, let last = numbers.last, noun - last <= 2,
                       zip(numbers, numbers.dropFirst()).allSatisfy({ $1 - $0 >= 2 }), last + 1 < noun || noun == last + 1 && numbers.count >= 2,
-                      numbers.dropLast().allSatisfy({ tokens[$0 + 1].contains(where: \.isLetter) }) else { continue }
+                      numbers.dropLast().allSatisfy({ tokens[$0 + 1].contains(where: \.isLetter) }),
+                      // Listed: "86 adult, 64 under-18 and 19 family" — not "47 of 54 players".
+                      numbers.dropFirst().allSatisfy({ raw[$0 - 1].hasSuffix(",") || ["and", "plus", "&"].contains(tokens[$0 - 1]) }) else { continue }
                 let parts = numbers.map { index in tokens[index...(index == last ? noun : min(index + 1, noun))].joined(separator: " ") }
                 let total = numbers.compactMap { Int(tokens[$0]) }.reduce(0, +)
                 return "\(total) — " + parts.joined(separator: " + ") + (line.source.map { " (\($0))" } ?? "") + ", added by Relay's calculator"
@@ -131,6 +134,11 @@ extension RunExecutor {
         if [.person, .name].contains(value) {
             // "the Voltmere LFP 200 Ah, fitted by Priya": a word right after a number is its unit.
             fitting = fitting.filter { candidate in !Self.followsNumber(candidate.text, in: lines[candidate.line].text) }
+        }
+        if value == .person {
+            // "Who's putting the battery in?" — "… fitted by Priya": the one who did it is named after "by".
+            let agents = fitting.filter { lines[$0.line].text.contains(" by " + $0.text) }
+            fitting = agents + fitting.filter { candidate in !agents.contains(candidate) }
         }
         if value == .date {
             // "BSC-2028-11873, valid until 10 March 2032": a year inside a reference is no date.
