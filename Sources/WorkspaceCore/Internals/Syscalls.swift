@@ -328,6 +328,35 @@ package enum Syscall {
         return names
     }
 
+    /// The names in the open folder `fd` with the kind the folder's entry records (`d_type`:
+    /// `DT_DIR`, `DT_REG`, … or `DT_UNKNOWN` where the file system keeps none), so a walk need
+    /// not `lstat` a folder or a link to learn what it is. `fd` stays open, as above.
+    static func listDirectoryWithKinds(_ fd: CInt) -> Result<[(name: String, kind: UInt8)], Errno> {
+        let copy: CInt
+        switch retrying({ Glibc.fcntl(fd, F_DUPFD_CLOEXEC, 0) }) {
+        case .success(let duplicate): copy = duplicate
+        case .failure(let error): return .failure(error)
+        }
+        guard let dir = Glibc.fdopendir(copy) else {
+            let error = Errno(rawValue: errno)
+            Glibc.close(copy)
+            return .failure(error)
+        }
+        defer { Glibc.closedir(dir) }
+        var entries: [(name: String, kind: UInt8)] = []
+        while let entry = Glibc.readdir(dir) {
+            let isDots = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                raw[0] == UInt8(ascii: ".") && (raw[1] == 0 || (raw[1] == UInt8(ascii: ".") && raw[2] == 0))
+            }
+            if isDots { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            entries.append((name, entry.pointee.d_type))
+        }
+        return .success(entries)
+    }
+
     static func listDirectory(_ path: String) -> Result<[String], Errno> {
         guard let dir = Glibc.opendir(path) else { return .failure(Errno(rawValue: errno)) }
         defer { Glibc.closedir(dir) }

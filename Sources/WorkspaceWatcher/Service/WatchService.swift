@@ -38,6 +38,11 @@ public actor WatchService {
         /// its COMMIT — a kill in a batched commit must lose and double nothing
         /// (RELAY_WATCH_TEST_DIE_IN_BATCH).
         public var dieInBatchOf: Int?
+        /// Test hook: die (SIGKILL) when a batch's commit marks a new row `running` — inside
+        /// the transaction before its COMMIT, or after it before the run starts
+        /// (RELAY_WATCH_TEST_DIE_STARTING_BATCH=before-commit / after-commit).
+        public var dieStartingABatch: DieStartingABatch?
+        public enum DieStartingABatch: String, Sendable { case beforeCommit = "before-commit", afterCommit = "after-commit" }
         /// Test hook: die (SIGKILL) when a run has ended well, before its row is marked done
         /// (RELAY_WATCH_TEST_DIE_AFTER_RUN).
         public var dieAfterARunEnds = false
