@@ -64,7 +64,8 @@ public actor WatchService {
     let settler: Settler
     let wakeup = Wakeup()
     var running: [String: Int] = [:]
-    var runs: [Int64: Task<Void, Never>] = [:]
+    /// Rows whose run or command is going now.
+    var runs: Set<Int64> = []
     /// Runs that ended, recorded with the next dispatch's commit (one transaction for both).
     var ended: [WatchStore.Outcome] = []
     /// Pending triggers whose file is changing again: they wait until it is recorded.

@@ -119,15 +119,18 @@ struct TriggerRunner: Sendable {
     /// `sh` reports are the command's own.
     static let waitForTheCopy = "read -r _ || exit 75; "
 
-    func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
+    /// Starts the command on a thread of its own and returns at once; `ended` is called on that
+    /// thread with the outcome. The watcher starts a command straight from the commit that
+    /// marked its row `running`, without a hop through a task first.
+    func start(command: String, id: Int64, path: String, hash: String, rule: String, ended: @escaping @Sendable (Outcome) -> Void) {
         let workspace = self.workspace, copyGate = self.copyGate
         let copy = Self.settledCopy(workspace: workspace, id: id, path: path, size: workspace.stamp(ofFileAt: path)?.size)
         let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
+        let done = ended
         // The copy and the wait block a thread: one of its own, not one of the cooperative pool
         // the watcher and the HTTP server share.
-        return await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
-            Thread {
+        Thread {
                 // `sh` is started first and the copy made while it loads (a process start
                 // costs more than a small file's copy): the command itself runs only once the
                 // copy is known to hold the trigger's bytes — never new bytes under the old key.
@@ -155,16 +158,15 @@ struct TriggerRunner: Sendable {
                         ["/bin/sh", "-c", Self.waitForTheCopy + command], environment: environment, directory: workspace.root,
                         appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8),
                         whileStarting: makeTheCopy)
-                    if let stoodAside { return done.resume(returning: .stoodAside(stoodAside)) }
+                    if let stoodAside { return done(.stoodAside(stoodAside)) }
                     if let copyError { throw copyError }
-                    done.resume(returning: .exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
+                    done(.exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
                 } catch let error as WorkspaceError {
-                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error.message)"))
+                    done(.exited(status: 127, note: "could not run the command: \(error.message)"))
                 } catch {
-                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error)"))
+                    done(.exited(status: 127, note: "could not run the command: \(error)"))
                 }
             }.start()
-        }
     }
 
     /// The test hook's wait: `FIFO.reached`, then the FIFO read until its writer closes it.
