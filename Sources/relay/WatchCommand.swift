@@ -65,6 +65,7 @@ struct WatchCommand: AsyncParsableCommand {
             serviceOptions.stallReaderAfterFirstEvent = .milliseconds(stall)
         }
         serviceOptions.dieInBatchOf = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_IN_BATCH"].flatMap(Int.init)
+        serviceOptions.dieStartingABatch = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_STARTING_BATCH"].flatMap(WatchService.Options.DieStartingABatch.init)
         serviceOptions.dieAfterARunEnds = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_DIE_AFTER_RUN"] == "1"
         serviceOptions.holdBaselineHashing = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_HOLD_BASELINE"] == "1"
         serviceOptions.copyGate = ProcessInfo.processInfo.environment["RELAY_WATCH_TEST_COPY_GATE"]

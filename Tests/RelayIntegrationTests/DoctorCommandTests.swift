@@ -97,4 +97,42 @@ struct DoctorCommandTests {
         let result = try run(Binaries.relay, ["doctor", "-w", s.root], environment: ["ANTHROPIC_API_KEY": ""])
         #expect(result.status == 2 && result.standardError.contains("ANTHROPIC_API_KEY"))
     }
+
+    /// The watcher needs one inotify watch per folder: doctor shows the kernel's limits (as
+    /// /proc has them) and what this user's processes use — counting this test's own instance.
+    @Test func doctorReportsTheKernelsInotifyLimitsAndThisUsersWatchesInUse() throws {
+        let s = try ScratchWorkspace.relayInit()
+        try #"{"repeat": true, "replies": [{"text": "1 2 3"}]}"#.write(toFile: s.path("script.json"), atomically: true, encoding: .utf8)
+        try Self.setModelSection(s, #"{"provider": "scripted", "script": "script.json"}"#)
+        // An inotify instance of this user's, watching three folders.
+        let instance = inotify_init1(Int32(IN_CLOEXEC))
+        try #require(instance >= 0)
+        defer { close(instance) }
+        for name in ["a", "b", "c"] {
+            try FileManager.default.createDirectory(atPath: s.path("watched/" + name), withIntermediateDirectories: true)
+            #expect(inotify_add_watch(instance, s.path("watched/" + name), UInt32(IN_CREATE)) >= 0)
+        }
+        func proc(_ name: String) -> Int? {
+            (try? String(contentsOfFile: "/proc/sys/fs/inotify/" + name, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+
+        let result = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: result.standardOutput) as? [String: Any])
+        let inotify = try #require(report["inotify"] as? [String: Any], "\(String(decoding: result.standardOutput, as: UTF8.self))")
+        let limits = try #require(inotify["limits"] as? [String: Any])
+        #expect(limits["maxUserWatches"] as? Int == proc("max_user_watches"))
+        #expect(limits["maxUserInstances"] as? Int == proc("max_user_instances"))
+        #expect(limits["maxQueuedEvents"] as? Int == proc("max_queued_events"))
+        let usage = try #require(inotify["usage"] as? [String: Any])
+        #expect((usage["instances"] as? Int ?? 0) >= 1 && (usage["watches"] as? Int ?? 0) >= 3, "this test's own watches are counted: \(usage)")
+
+        let text = try run(Binaries.relay, ["doctor", "-w", s.root, "--quick"]).text
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("inotify") }, "\(text)")
+        // The limit that binds: the user namespace's, where it is lower.
+        let namespace = (try? String(contentsOfFile: "/proc/sys/user/max_inotify_watches", encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let binding = [proc("max_user_watches"), namespace].compactMap { $0 }.min() ?? -1
+        #expect(line.contains("of \(binding) watches in use (fs.inotify.max_user_watches)"), "\(line)")
+        #expect(line.contains("queue \(proc("max_queued_events") ?? -1) events"), "\(line)")
+    }
 }

@@ -308,6 +308,44 @@ struct WatcherLedgerTests {
         w.stop()
     }
 
+    /// A batch's commit also marks the rows that can run now `running` (one commit between
+    /// settle and spawn). A kill inside that transaction leaves nothing of the drop, and the
+    /// restart's walk queues it; a kill after the commit and before the command starts leaves
+    /// the row `running`, and the restart runs it. Either way the command runs once.
+    @Test(arguments: ["before-commit", "after-commit"])
+    func aKillAroundTheCommitThatQueuesAndStartsARunRunsTheDropOnceAfterTheRestart(window: String) throws {
+        let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/*")])
+        try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)
+        try w.start(environment: ["RELAY_WATCH_TEST_DIE_STARTING_BATCH": window])
+        try w.write("inbox/a.txt", "dropped once\n")
+        try w.waitForExit()
+        #expect(w.daemon?.terminationReason == .uncaughtSignal && w.daemon?.terminationStatus == SIGKILL, "the hook never fired")
+        #expect(w.fired().isEmpty, "the command started before the kill")
+        let atKill = try w.queue()
+        if window == "before-commit" {
+            #expect(atKill.isEmpty, "a row of the uncommitted batch survived: \(atKill)")
+        } else {
+            #expect(atKill.map(\.state) == ["running"] && atKill.map(\.attempts) == [1], "\(atKill)")
+        }
+
+        try w.start()
+        try w.waitUntilQueueIdle()
+        let queue = try w.queue()
+        #expect(queue.map(\.path) == ["inbox/a.txt"] && queue.map(\.state) == ["done"], "\(queue)")
+        // Marked running once before the kill and once after, or only after the restart's walk.
+        #expect(queue.map(\.attempts) == [window == "before-commit" ? 1 : 2])
+        let hash = try #require(queue.first?.hash)
+        #expect(w.fired() == ["inbox/a.txt \(hash)"], "the command ran once, on the settled bytes")
+
+        // And the restarted daemon starts the next drop in its batch's commit, as before.
+        try w.write("inbox/b.txt", "after the restart\n")
+        try w.waitForCookie()
+        try w.waitUntilQueueIdle()
+        #expect(w.firedPaths() == ["inbox/a.txt", "inbox/b.txt"])
+        #expect(try w.queue().map(\.attempts) == [queue[0].attempts, 1])
+        w.stop()
+    }
+
     @Test func aBrokenRelayJSONSaveKeepsTheLastValidTriggersAndLogsWhy() throws {
         let w = try WatchedWorkspace(triggers: [WatchedWorkspace.recording("inbox/*")])
         try FileManager.default.createDirectory(atPath: w.path("inbox"), withIntermediateDirectories: true)

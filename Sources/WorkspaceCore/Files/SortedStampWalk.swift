@@ -16,11 +16,19 @@ import Glibc
 /// while let (path, stamp) = try walk.next() { print(path, stamp.size) }
 /// ```
 public struct SortedStampWalk {
+    /// A name still to visit: a folder, or a regular file with its stamp (from the listing's
+    /// lstat). 40 bytes, not a 144-byte `stat`: a folder's listing is sorted and popped.
+    private struct Entry {
+        var name: String
+        var folder: Bool
+        var stamp: FileStamp
+    }
+
     private struct Level {
         var fd: CInt
         var prefix: String
-        /// Names still to visit, sorted descending (the next is last), with their lstat.
-        var names: [(name: String, info: Glibc.stat)]
+        /// Names still to visit, sorted descending (the next is last).
+        var names: [Entry]
     }
 
     private var levels: [Level] = []
@@ -45,24 +53,20 @@ public struct SortedStampWalk {
             let fd = try Syscall.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC).orThrow("list", path: ".")
             try push(fd, prefix: "")
         }
-        while var level = levels.last {
-            guard let entry = level.names.popLast() else {
-                Syscall.close(level.fd)
+        while !levels.isEmpty {
+            let top = levels.count - 1
+            // Popped in place: a copy of the level would copy its whole listing per name.
+            guard let entry = levels[top].names.popLast() else {
+                Syscall.close(levels[top].fd)
                 levels.removeLast()
                 continue
             }
-            levels[levels.count - 1] = level
-            let relative = level.prefix + entry.name
-            switch FileKind(entry.info.st_mode) {
-            case .regular:
-                return (relative, FileStamp(FileIdentity(entry.info)))
-            case .directory:
-                switch Syscall.openDirectory(in: level.fd, entry.name) {
-                case .success(let fd): try push(fd, prefix: relative + "/")
-                case .failure(.noSuchFileOrDirectory), .failure(.notDirectory), .failure(.tooManySymbolicLinkLevels): continue
-                case .failure(let errno): throw WorkspaceError.system(errno, "list", path: relative)
-                }
-            default: continue
+            let relative = levels[top].prefix + entry.name
+            guard entry.folder else { return (relative, entry.stamp) }
+            switch Syscall.openDirectory(in: levels[top].fd, entry.name) {
+            case .success(let fd): try push(fd, prefix: relative + "/")
+            case .failure(.noSuchFileOrDirectory), .failure(.notDirectory), .failure(.tooManySymbolicLinkLevels): continue
+            case .failure(let errno): throw WorkspaceError.system(errno, "list", path: relative)
             }
         }
         return nil
@@ -81,46 +85,58 @@ public struct SortedStampWalk {
             Syscall.close(fd)
             throw error
         }
-        let names: [String]
-        switch Syscall.listDirectory(fd) {
-        case .success(let list): names = list
+        let listed: [(name: String, kind: UInt8)]
+        switch Syscall.listDirectoryWithKinds(fd) {
+        case .success(let list): listed = list
         case .failure(let errno):
             Syscall.close(fd)
             throw WorkspaceError.system(errno, "list", path: prefix.isEmpty ? "." : String(prefix.dropLast()))
         }
-        var keyed: [(name: String, info: Glibc.stat)] = []
-        keyed.reserveCapacity(names.count)
-        for name in names {
+        var keyed: [Entry] = []
+        keyed.reserveCapacity(listed.count)
+        let none = FileStamp(inode: 0, size: 0, modifiedNanoseconds: 0)
+        for (name, kind) in listed {
             if prefix.isEmpty && name == WorkspaceLayout.stateFolderName { continue }
             if WorkspaceLayout.isTemporaryName(name) { continue }
-            // The kind decides the sort key, and the file's stamp is this same lstat.
-            guard case .success(let info) = Syscall.lstat(in: fd, name) else { continue }
-            switch FileKind(info.st_mode) {
-            case .regular, .directory: keyed.append((name, info))
-            default: continue
+            switch Int(kind) {
+            case Int(DT_DIR):
+                // A folder needs no lstat: opening it (O_DIRECTORY | O_NOFOLLOW) checks what it
+                // is when the walk gets there.
+                keyed.append(Entry(name: name, folder: true, stamp: none))
+            case Int(DT_REG), Int(DT_UNKNOWN):
+                // The file's stamp is this lstat (and, where the listing did not say, its kind).
+                guard case .success(let info) = Syscall.lstat(in: fd, name) else { continue }
+                switch FileKind(info.st_mode) {
+                case .regular: keyed.append(Entry(name: name, folder: false, stamp: FileStamp(FileIdentity(info))))
+                case .directory: keyed.append(Entry(name: name, folder: true, stamp: none))
+                default: continue
+                }
+            default: continue  // links, sockets, devices: never walked
             }
         }
         // Descending: the next name to visit is the last.
-        keyed.sort { Self.precedes($1.name, folder: FileKind($1.info.st_mode) == .directory, $0.name, folder: FileKind($0.info.st_mode) == .directory) }
+        keyed.sort { Self.precedes($1.name, folder: $1.folder, $0.name, folder: $0.folder) }
         levels.append(Level(fd: fd, prefix: prefix, names: keyed))
     }
 
     /// Byte order of the names, a folder's name read as "name/" (no key is built: 100,000
-    /// small arrays were a restart's largest allocation).
+    /// small arrays were a restart's largest allocation). The common part is one `memcmp`;
+    /// a name holds no "/", so when one name is the other's start, the "/" a folder's name
+    /// ends with decides against the other's next byte.
     static func precedes(_ a: String, folder aIsFolder: Bool, _ b: String, folder bIsFolder: Bool) -> Bool {
-        var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
-        var aDone = false, bDone = false
-        while true {
-            var x = i.next(), y = j.next()
-            if x == nil { if aIsFolder && !aDone { x = UInt8(ascii: "/") }; aDone = true }
-            if y == nil { if bIsFolder && !bDone { y = UInt8(ascii: "/") }; bDone = true }
-            switch (x, y) {
-            case (nil, nil): return false
-            case (nil, _): return true
-            case (_, nil): return false
-            case (let x?, let y?): if x != y { return x < y }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                if common > 0 {
+                    let order = memcmp(x.baseAddress!, y.baseAddress!, common)
+                    if order != 0 { return order < 0 }
+                }
+                let slash = UInt8(ascii: "/")
+                if x.count == y.count { return !aIsFolder && bIsFolder }
+                if x.count < y.count { return !aIsFolder || slash < y[common] }
+                return bIsFolder && x[common] < slash
             }
-            if aDone && bDone { return false }
         }
     }
 }

@@ -328,6 +328,39 @@ package enum Syscall {
         return names
     }
 
+    /// The names in the open folder `fd` with the kind the folder's entry records (`d_type`:
+    /// `DT_DIR`, `DT_REG`, … or `DT_UNKNOWN` where the file system keeps none), so a walk need
+    /// not `lstat` a folder or a link to learn what it is. The corresponding C function is
+    /// `getdents64`, on `fd` itself — no duplicate and no `DIR` (`fdopendir` would take the
+    /// descriptor, so it needs a copy: two system calls and a 32 KiB buffer per folder of a
+    /// walk). It reads from `fd`'s offset: call it once, on a folder just opened; `fd` stays
+    /// open.
+    static func listDirectoryWithKinds(_ fd: CInt) -> Result<[(name: String, kind: UInt8)], Errno> {
+        var entries: [(name: String, kind: UInt8)] = []
+        let capacity = 32_768
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let count: Int
+            switch retrying({ relayGetdents64(fd, buffer, capacity) }) {
+            case .success(let read): count = read
+            case .failure(let error): return .failure(error)
+            }
+            if count == 0 { return .success(entries) }
+            var offset = 0
+            while offset < count {
+                // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+                let record = buffer + offset
+                let length = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
+                let kind = record.load(fromByteOffset: 18, as: UInt8.self)
+                let name = record.advanced(by: 19).assumingMemoryBound(to: CChar.self)
+                let isDots = name[0] == 0x2E && (name[1] == 0 || (name[1] == 0x2E && name[2] == 0))
+                if !isDots { entries.append((String(cString: name), kind)) }
+                offset += length
+            }
+        }
+    }
+
     static func listDirectory(_ path: String) -> Result<[String], Errno> {
         guard let dir = Glibc.opendir(path) else { return .failure(Errno(rawValue: errno)) }
         defer { Glibc.closedir(dir) }
@@ -448,3 +481,8 @@ extension Syscall {
         buffer.withUnsafeMutableBytes { raw in retrying { Glibc.read(fd, raw.baseAddress!, raw.count) } }
     }
 }
+
+/// glibc's `getdents64` (dirent.h, declared only under _GNU_SOURCE, which the Glibc module
+/// does not set): reads a folder's entries as `struct linux_dirent64` records.
+@_silgen_name("getdents64")
+private func relayGetdents64(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ length: Int) -> Int

@@ -87,16 +87,56 @@ package enum ChildProcess {
     /// `sh` loads).
     package static func run(_ command: [String], environment: [String: String], directory: String,
                             appendingOutputTo log: String, header: [UInt8], whileStarting: (() -> Bool)? = nil) throws -> Int32 {
-        let fd = try Syscall.open(log, O_WRONLY | O_APPEND | O_CREAT).orThrow("open", path: log)
-        defer { Syscall.close(fd) }
-        try header.withUnsafeBytes { Syscall.writeAll(fd, $0) }.orThrow("write", path: log)
-        let (pid, ends) = try spawn(command, options: [], environment: environment, directory: directory, output: fd)
-        if let whileStarting, whileStarting() {
-            // EPIPE when the command ended without reading (relay ignores SIGPIPE).
-            _ = [UInt8(ascii: "\n")].withUnsafeBytes { Syscall.writeAll(ends[0], $0) }
+        let started = try start(command, environment: environment, directory: directory, appendingOutputTo: log, header: header)
+        started.answer(whileStarting?() ?? false)
+        return started.wait()
+    }
+
+    /// A command `start` began: it waits for `answer` on its standard input, then `wait` gives
+    /// its end. Each is called once, `answer` first; they may be called on different threads.
+    package final class Started: Sendable {
+        let pid: pid_t
+        let input: CInt
+        let log: CInt
+
+        init(pid: pid_t, input: CInt, log: CInt) {
+            self.pid = pid
+            self.input = input
+            self.log = log
         }
-        Syscall.close(ends[0])
-        return waitAndReap(pid, state: State()).code
+
+        /// Writes a newline to the command's standard input when `proceed`, nothing when not,
+        /// and closes it.
+        package func answer(_ proceed: Bool) {
+            if proceed {
+                // EPIPE when the command ended without reading (relay ignores SIGPIPE).
+                _ = [UInt8(ascii: "\n")].withUnsafeBytes { Syscall.writeAll(input, $0) }
+            }
+            Syscall.close(input)
+        }
+
+        /// Waits for the command's end: its exit status, or 128 + the signal that ended it.
+        package func wait() -> Int32 {
+            defer { Syscall.close(log) }
+            return waitAndReap(pid, state: State()).code
+        }
+    }
+
+    /// `run(_:environment:directory:appendingOutputTo:header:whileStarting:)` in two steps:
+    /// starts the command and returns at once, so the caller's thread — one already running —
+    /// starts it, and another may do the rest (`Started.answer`, `Started.wait`).
+    /// - throws: as `run` does; nothing is left open then.
+    package static func start(_ command: [String], environment: [String: String], directory: String,
+                              appendingOutputTo log: String, header: [UInt8]) throws -> Started {
+        let fd = try Syscall.open(log, O_WRONLY | O_APPEND | O_CREAT).orThrow("open", path: log)
+        do {
+            try header.withUnsafeBytes { Syscall.writeAll(fd, $0) }.orThrow("write", path: log)
+            let (pid, ends) = try spawn(command, options: [], environment: environment, directory: directory, output: fd)
+            return Started(pid: pid, input: ends[0], log: fd)
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
     }
 
     private static func spawn(_ command: [String], options: SpawnOptions, environment: [String: String]? = nil,

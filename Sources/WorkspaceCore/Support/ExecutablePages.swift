@@ -21,8 +21,24 @@ public enum ExecutablePages {
     /// bytes of mappings were advised (0 where /proc is not there).
     @discardableResult
     public static func release() -> Int {
+        var released = 0
+        for mapping in mappings {
+            guard let address = UnsafeMutableRawPointer(bitPattern: mapping.start) else { continue }
+            if case .success = Syscall.adviseDontNeed(address, Int(mapping.end - mapping.start)) { released += Int(mapping.end - mapping.start) }
+        }
+        return released
+    }
+
+    /// The mappings to advise, read from /proc/self/smaps once, at the first `release()`: they
+    /// do not change while the process runs (the loader mapped and relocated the executable
+    /// before `main`, and a read-only mapping gains no page of its own). Reading smaps walks
+    /// every page table of the process — a daemon that lets go every 10,000 files of a walk
+    /// paid that ten times per start.
+    private static let mappings: [(start: UInt, end: UInt)] = readMappings()
+
+    private static func readMappings() -> [(start: UInt, end: UInt)] {
         guard case .success(let executable) = Syscall.readlink("/proc/self/exe"),
-              let smaps = try? StateFile.read("/proc/self/smaps") else { return 0 }
+              let smaps = try? StateFile.read("/proc/self/smaps") else { return [] }
         var candidates: [(start: UInt, end: UInt)] = []
         var current: (start: UInt, end: UInt)?
         for line in String(decoding: smaps, as: UTF8.self).split(separator: "\n") {
@@ -41,12 +57,7 @@ public enum ExecutablePages {
                 current = nil
             }
         }
-        var released = 0
-        for mapping in candidates {
-            guard let address = UnsafeMutableRawPointer(bitPattern: mapping.start) else { continue }
-            if case .success = Syscall.adviseDontNeed(address, Int(mapping.end - mapping.start)) { released += Int(mapping.end - mapping.start) }
-        }
-        return released
+        return candidates
     }
 }
 

@@ -135,13 +135,45 @@ extension WatchService {
         if let limit = options.dieInBatchOf, recordedChanges >= limit, changes.count > 1 {
             store.dieInsideTheNextTransaction = true
         }
-        queued(try store.record(changes, removed: removed))
+        if options.dieStartingABatch == .beforeCommit { store.dieBeforeCommittingAStart = true }
+        let fresh = try store.record(changes, removed: removed, startNow: startableNow())
+        queued(fresh)
+        // Started in the batch's commit: spawned now, before anything else this batch does.
+        let started = fresh.filter { $0.state == .running }
+        if !started.isEmpty && options.dieStartingABatch == .afterCommit { kill(getpid(), SIGKILL) }
+        for trigger in started {
+            if let rule = configuration.rules.first(where: { $0.name == trigger.rule }) { start(trigger, rule: rule) }
+        }
         settledAgain(changes.map(\.path) + removed)
         let contentChanged = changes.filter { $0.record.hash != $0.previousHash }.map(\.path)
         if !contentChanged.isEmpty || !removed.isEmpty { options.changesRecorded?(contentChanged + removed) }
         if configurationChanged { reloadConfiguration() }
         // Everything written before a cookie has now been handled: say so by removing it.
         for cookie in cookies { _ = Syscall.unlink(workspace.root + "/" + cookie) }
+    }
+
+    /// Which of a batch's new trigger rows may be marked `running` in the batch's own commit
+    /// (asked by `WatchStore.record` only when no older row is pending): a rule with a free
+    /// place (counting those this batch takes) that can run here. The dispatch's check that
+    /// the settled content is still there holds by construction: the row's content is what
+    /// this batch just read and is recording. Nil while stopping.
+    func startableNow() -> ((WatchStore.Trigger) -> WatchStore.Start?)? {
+        guard !stopping else { return nil }
+        let rules = configuration.rules, running = self.running, launcher = self.launcher
+        var taken: [String: Int] = [:]
+        return { trigger in
+            guard let rule = rules.first(where: { $0.name == trigger.rule }),
+                  running[rule.name, default: 0] + taken[rule.name, default: 0] < rule.concurrency else { return nil }
+            switch rule.action {
+            case .command:
+                taken[rule.name, default: 0] += 1
+                return WatchStore.Start(id: trigger.id, run: nil)
+            case .relay:
+                guard let launcher else { return nil }
+                taken[rule.name, default: 0] += 1
+                return WatchStore.Start(id: trigger.id, run: launcher.runID(forTrigger: trigger.id))
+            }
+        }
     }
 
     /// Triggers waiting because their file was changing are looked at again once it is recorded.

@@ -90,17 +90,23 @@ extension WatchService {
 
     func start(_ trigger: WatchStore.Trigger, rule: TriggerRule) {
         running[rule.name, default: 0] += 1
-        let workspace = self.workspace, logger = self.logger, launcher = self.launcher, copyGate = options.copyGate
-        runs[trigger.id] = Task {
-            let outcome: (WatchStore.State, Int32?, String?)
-            switch rule.action {
-            case .command(let command):
-                switch await TriggerRunner(workspace: workspace, logger: logger, copyGate: copyGate)
-                    .run(command: command, id: trigger.id, path: trigger.path, hash: trigger.hash, rule: rule.name) {
-                case .exited(let status, let note): outcome = (status == 0 ? .done : .failed, status, note)
-                case .stoodAside(let note): outcome = (.superseded, nil, note)
+        runs.insert(trigger.id)
+        let workspace = self.workspace, logger = self.logger, launcher = self.launcher
+        switch rule.action {
+        case .command(let command):
+            // Its thread is started here, on the actor: no hop through a task before `sh`.
+            TriggerRunner(workspace: workspace, logger: logger, copyGate: options.copyGate)
+                .start(command: command, id: trigger.id, path: trigger.path, hash: trigger.hash, rule: rule.name) { ended in
+                    let outcome: (WatchStore.State, Int32?, String?)
+                    switch ended {
+                    case .exited(let status, let note): outcome = (status == 0 ? .done : .failed, status, note)
+                    case .stoodAside(let note): outcome = (.superseded, nil, note)
+                    }
+                    Task { await self.finished(trigger, rule: rule.name, outcome: outcome) }
                 }
-            case .relay(let relay):
+        case .relay(let relay):
+            Task {
+                let outcome: (WatchStore.State, Int32?, String?)
                 do {
                     guard let launcher, let run = trigger.run else { throw WatcherError(code: .system, message: "no relay engine to run '\(relay)'") }
                     switch try await launcher.launch(relay: relay, path: trigger.path, hash: trigger.hash, run: run) {
@@ -110,13 +116,13 @@ extension WatchService {
                 } catch {
                     outcome = (.failed, nil, "\(error)")
                 }
+                await self.finished(trigger, rule: rule.name, outcome: outcome)
             }
-            await self.finished(trigger, rule: rule.name, outcome: outcome)
         }
     }
 
     func finished(_ trigger: WatchStore.Trigger, rule: String, outcome: (WatchStore.State, Int32?, String?)) {
-        runs.removeValue(forKey: trigger.id)
+        runs.remove(trigger.id)
         running[rule, default: 1] -= 1
         queueMayHaveWork = true
         logger.info("trigger finished", metadata: ["relay.path": "\(trigger.path)", "relay.trigger": "\(rule)", "relay.state": "\(outcome.0.rawValue)"])

@@ -44,10 +44,17 @@ extension WatchService {
         }
         var candidates: [(path: String, stamp: FileStamp)] = []
         var files = 0, handled = 0
+        // Once the walk no longer reads the index (past its last row), a baseline's rows are
+        // written on another thread while the walk lists on: the walk is system calls, and
+        // SQLite's work then overlaps them. Never while the index is being read: the
+        // connection is one thread's at a time.
+        var writer: BaselineWriter?
+        defer { writer?.drain() }
         func flush() throws {
             handled += candidates.count
             switch mode {
-            case .baseline: try store.recordBaseline(candidates)
+            case .baseline:
+                if let writer { try writer.write(candidates) } else { try store.recordBaseline(candidates) }
             case .reconcile: try process(candidates.map(\.path), triggering: true)
             }
             candidates.removeAll(keepingCapacity: true)
@@ -91,12 +98,14 @@ extension WatchService {
             }
         }
         // What is left is new (all of it on a first start): handled in batches as it is found.
+        if mode == .baseline { writer = BaselineWriter(store: store) }
         while let file = next {
             walked()
             next = try advance()
             try found(file)
         }
         try flush()
+        try writer?.finish()
         if !gone.isEmpty { try record([], removed: gone.map { .removed(path: $0, folder: false) }) }
         try process(cookies, triggering: true)
         // A first start's files are all new to the index, as changes recorded are (a peer sync
@@ -171,4 +180,37 @@ extension WatchService {
         for path in changed where settler.receiveUnlessPending(path) { wakeup.signal() }
         return true
     }
+}
+
+/// Writes a first start's baseline rows on a thread of its own, one batch while the walk
+/// collects the next: at most two batches in memory, and the first error is thrown to the walk
+/// at its next batch or at `finish`. The store is the writer's alone meanwhile: the walk must
+/// not use it until `finish` (or `drain`) returns.
+final class BaselineWriter: @unchecked Sendable {
+    private let store: WatchStore
+    private let queue = DispatchQueue(label: "relay.watch.baseline-rows")
+    private let group = DispatchGroup()
+    /// Written on the queue, read after `group.wait()`.
+    private var failure: Error?
+
+    init(store: WatchStore) { self.store = store }
+
+    /// Waits for the batch before, throws its error, then hands `rows` over.
+    func write(_ rows: [(path: String, stamp: FileStamp)]) throws {
+        try finish()
+        group.enter()
+        queue.async { [self] in
+            defer { group.leave() }
+            do { try store.recordBaseline(rows) } catch { failure = error }
+        }
+    }
+
+    /// Waits for the last batch; throws the first error.
+    func finish() throws {
+        group.wait()
+        if let failure { throw failure }
+    }
+
+    /// Waits for the last batch, whatever happened (a walk that threw).
+    func drain() { group.wait() }
 }

@@ -38,6 +38,11 @@ public actor WatchService {
         /// its COMMIT — a kill in a batched commit must lose and double nothing
         /// (RELAY_WATCH_TEST_DIE_IN_BATCH).
         public var dieInBatchOf: Int?
+        /// Test hook: die (SIGKILL) when a batch's commit marks a new row `running` — inside
+        /// the transaction before its COMMIT, or after it before the run starts
+        /// (RELAY_WATCH_TEST_DIE_STARTING_BATCH=before-commit / after-commit).
+        public var dieStartingABatch: DieStartingABatch?
+        public enum DieStartingABatch: String, Sendable { case beforeCommit = "before-commit", afterCommit = "after-commit" }
         /// Test hook: die (SIGKILL) when a run has ended well, before its row is marked done
         /// (RELAY_WATCH_TEST_DIE_AFTER_RUN).
         public var dieAfterARunEnds = false
@@ -59,7 +64,8 @@ public actor WatchService {
     let settler: Settler
     let wakeup = Wakeup()
     var running: [String: Int] = [:]
-    var runs: [Int64: Task<Void, Never>] = [:]
+    /// Rows whose run or command is going now.
+    var runs: Set<Int64> = []
     /// Runs that ended, recorded with the next dispatch's commit (one transaction for both).
     var ended: [WatchStore.Outcome] = []
     /// Pending triggers whose file is changing again: they wait until it is recorded.

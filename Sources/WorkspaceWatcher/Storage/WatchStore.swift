@@ -92,6 +92,7 @@ final class WatchStore {
         ON CONFLICT(path) DO UPDATE SET inode = excluded.inode, size = excluded.size, mtime = excluded.mtime,
             hash = excluded.hash, checked = excluded.checked
         """
+    private static let markRunning = "UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2, run = ?3 WHERE id = ?1"
     private static let insertTrigger = "INSERT OR IGNORE INTO triggers (path, hash, rule, created) VALUES (?1, ?2, ?3, ?4)"
 
     /// Linux stamps files from a coarse clock (a tick of 1–10 ms); 50 ms is well past it. (A
@@ -214,16 +215,35 @@ final class WatchStore {
     /// Test hook (`WatchService.Options.dieInBatchOf`): the next `record` kills the process
     /// with SIGKILL after writing its rows, before its COMMIT.
     var dieInsideTheNextTransaction = false
+    /// Test hook (`WatchService.Options.dieStartingABatch`): the next `record` that marks a
+    /// row `running` kills the process with SIGKILL before its COMMIT.
+    var dieBeforeCommittingAStart = false
 
     /// Records changes and enqueues their triggers in one transaction. Returns the triggers
     /// that are new (a (path, hash, rule) seen before is not enqueued again).
-    func record(_ changes: [Change], removed: [String] = [], removedFolders: [String] = []) throws -> [Trigger] {
+    ///
+    /// `startNow`, when no older row is pending, is asked about each new row in turn: a row it
+    /// gives a `Start` for is marked `running` (with its run) in this same transaction, so the
+    /// run can start at once after the commit — one commit between settle and spawn, not two
+    /// (the batch's, then the dispatch's). Such rows come back with state `.running`. A crash
+    /// before the commit leaves neither the row nor its start (the next walk queues the change
+    /// again); after it, the row is `running` and goes back to `pending` at the next start, as
+    /// any row a crash cut short.
+    func record(_ changes: [Change], removed: [String] = [], removedFolders: [String] = [],
+                startNow: ((Trigger) -> Start?)? = nil) throws -> [Trigger] {
         guard !changes.isEmpty || !removed.isEmpty || !removedFolders.isEmpty else { return [] }
         let upsert = try cached(Self.upsertFile), insert = try cached(Self.insertTrigger)
         let delete = try cached("DELETE FROM files WHERE path = ?1"), deleteBelow = try cached("DELETE FROM files WHERE path >= ?1 AND path < ?2")
         return try database.transaction {
             var fresh: [Trigger] = []
             let now = Self.nowMilliseconds(), checked = Self.nowNanoseconds()
+            // Runs start oldest first: with an older row waiting, the new ones queue behind it
+            // and the dispatch decides (read through the (state, id) index: one page).
+            var startNow = startNow
+            if startNow != nil && changes.contains(where: { !$0.rules.isEmpty }),
+               try cached("SELECT 1 FROM triggers WHERE state = 'pending' LIMIT 1").rows([], { _ in true }).first == true {
+                startNow = nil
+            }
             for path in removed { try delete.run([.text(path)]) }
             for folder in removedFolders {
                 // Every path below "folder/": the range ["folder/", "folder0") in byte order.
@@ -239,11 +259,18 @@ final class WatchStore {
                 for rule in change.rules {
                     try insert.run([.text(change.path), .text(change.record.hash), .text(rule), .integer(now)])
                     if database.changes == 1 {
-                        fresh.append(Trigger(id: database.lastInsertID, path: change.path, hash: change.record.hash, rule: rule, state: .pending, attempts: 0))
+                        var trigger = Trigger(id: database.lastInsertID, path: change.path, hash: change.record.hash, rule: rule, state: .pending, attempts: 0)
+                        if let start = startNow?(trigger) {
+                            try cached(Self.markRunning).run([.integer(trigger.id), .integer(now), start.run.map { .text($0) } ?? .null])
+                            trigger.state = .running
+                            trigger.attempts = 1
+                            trigger.run = start.run
+                        }
+                        fresh.append(trigger)
                     }
                 }
             }
-            if dieInsideTheNextTransaction { kill(getpid(), SIGKILL) }
+            if dieInsideTheNextTransaction || (dieBeforeCommittingAStart && fresh.contains { $0.state == .running }) { kill(getpid(), SIGKILL) }
             return fresh
         }
     }
@@ -396,7 +423,7 @@ final class WatchStore {
                 try finish.run([.integer(outcome.id), .text(outcome.state.rawValue), .integer(now),
                                 outcome.status.map { .integer(Int64($0)) } ?? .null, outcome.note.map { .text($0) } ?? .null])
             }
-            let start = try cached("UPDATE triggers SET state = 'running', attempts = attempts + 1, started = ?2, run = ?3 WHERE id = ?1")
+            let start = try cached(Self.markRunning)
             for row in starting { try start.run([.integer(row.id), .integer(now), row.run.map { .text($0) } ?? .null]) }
         }
     }

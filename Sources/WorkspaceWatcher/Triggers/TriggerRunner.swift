@@ -119,52 +119,83 @@ struct TriggerRunner: Sendable {
     /// `sh` reports are the command's own.
     static let waitForTheCopy = "read -r _ || exit 75; "
 
-    func run(command: String, id: Int64, path: String, hash: String, rule: String) async -> Outcome {
+    /// How making the settled copy went: it holds the trigger's bytes, or the command stands
+    /// aside (the file changed), or it could not be made.
+    enum Copied: Sendable {
+        case holdsTheSettledBytes
+        case standsAside(String)
+        case failed(String)
+    }
+
+    /// Starts the command and returns at once; `ended` is called with the outcome (on a thread
+    /// of the runner's own, or at once when `sh` cannot be started).
+    ///
+    /// `sh` is started on the caller's thread — the watcher's, running already, right after
+    /// the commit that marked the row `running` — and not on a thread made for it: on a busy
+    /// machine a new thread waited milliseconds for a processor before it could start `sh`,
+    /// which then waited again. The copy is made while `sh` loads (a process start costs more
+    /// than a small file's copy) — on the caller's thread too for a copy in memory (up to
+    /// `memoryCopyLimit`), on the runner's thread for a larger one or with the test hook's
+    /// gate — and the command itself runs only once the copy is known to hold the trigger's
+    /// bytes: never new bytes under the old key. The wait is the runner's thread's.
+    func start(command: String, id: Int64, path: String, hash: String, rule: String, ended: @escaping @Sendable (Outcome) -> Void) {
         let workspace = self.workspace, copyGate = self.copyGate
-        let copy = Self.settledCopy(workspace: workspace, id: id, path: path, size: workspace.stamp(ofFileAt: path)?.size)
+        let size = workspace.stamp(ofFileAt: path)?.size
+        let copy = Self.settledCopy(workspace: workspace, id: id, path: path, size: size)
         let environment = ProcessInfo.processInfo.environment.merging(
             Self.environment(workspace: workspace, path: path, hash: hash, rule: rule, settledCopy: copy)) { _, new in new }
-        // The copy and the wait block a thread: one of its own, not one of the cooperative pool
-        // the watcher and the HTTP server share.
-        return await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
-            Thread {
-                // `sh` is started first and the copy made while it loads (a process start
-                // costs more than a small file's copy): the command itself runs only once the
-                // copy is known to hold the trigger's bytes — never new bytes under the old key.
-                var stoodAside: String?
-                var copyError: Error?
-                func makeTheCopy() -> Bool {
-                    do {
-                        if let copyGate { Self.waitAtGate(copyGate) }
-                        try StateFile.makeFolders((copy as NSString).deletingLastPathComponent)
-                        let copied = try workspace.copy(ofFileAt: path, to: copy)
-                        if let copied, copied.hex == hash { return true }
-                        stoodAside = copied == nil
-                            ? "\(path) was gone or kept changing when its command was to start; the run for its newer content stands in"
-                            : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in"
-                    } catch {
-                        copyError = error
-                    }
-                    return false
-                }
-                defer { _ = try? StateFile.remove(copy) }
-                do {
-                    let folder = workspace.layout.state + "/log"
-                    try StateFile.makeFolders(folder)
-                    let status = try ChildProcess.run(
-                        ["/bin/sh", "-c", Self.waitForTheCopy + command], environment: environment, directory: workspace.root,
-                        appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8),
-                        whileStarting: makeTheCopy)
-                    if let stoodAside { return done.resume(returning: .stoodAside(stoodAside)) }
-                    if let copyError { throw copyError }
-                    done.resume(returning: .exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
-                } catch let error as WorkspaceError {
-                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error.message)"))
-                } catch {
-                    done.resume(returning: .exited(status: 127, note: "could not run the command: \(error)"))
-                }
-            }.start()
+        @Sendable func makeTheCopy() -> Copied {
+            do {
+                if let copyGate { Self.waitAtGate(copyGate) }
+                try StateFile.makeFolders((copy as NSString).deletingLastPathComponent)
+                let copied = try workspace.copy(ofFileAt: path, to: copy)
+                if let copied, copied.hex == hash { return .holdsTheSettledBytes }
+                return .standsAside(copied == nil
+                    ? "\(path) was gone or kept changing when its command was to start; the run for its newer content stands in"
+                    : "\(path) changed after it settled (its trigger's content \(hash.prefix(12)), the file's now \(copied!.hex.prefix(12))): the run for the newer content stands in")
+            } catch let error as WorkspaceError {
+                return .failed(error.message)
+            } catch {
+                return .failed("\(error)")
+            }
         }
+        let started: ChildProcess.Started
+        do {
+            let folder = workspace.layout.state + "/log"
+            try StateFile.makeFolders(folder)
+            started = try ChildProcess.start(
+                ["/bin/sh", "-c", Self.waitForTheCopy + command], environment: environment, directory: workspace.root,
+                appendingOutputTo: folder + "/triggers.log", header: Array("--- \(Timestamp.iso8601()) \(rule): \(path)\n".utf8))
+        } catch {
+            ended(.exited(status: 127, note: "could not run the command: \((error as? WorkspaceError)?.message ?? "\(error)")"))
+            return
+        }
+        // A copy in memory is made here, while `sh` loads; a larger one (in `.relay/tmp/`), or
+        // one the test hook holds, on the runner's thread, which must not hold the watcher.
+        let inMemory = !copy.hasPrefix(workspace.layout.state + "/")
+        let copiedHere: Copied? = inMemory && copyGate == nil ? makeTheCopy() : nil
+        if let copiedHere { started.answer(copiedHere.proceeds) }
+        // The wait blocks a thread: one of its own, not one of the cooperative pool the
+        // watcher and the HTTP server share.
+        Thread {
+            let copied: Copied
+            if let copiedHere {
+                copied = copiedHere
+            } else {
+                copied = makeTheCopy()
+                started.answer(copied.proceeds)
+            }
+            let status = started.wait()
+            _ = try? StateFile.remove(copy)
+            switch copied {
+            case .holdsTheSettledBytes:
+                ended(.exited(status: status, note: status == 0 ? nil : "exited with status \(status); see .relay/log/triggers.log"))
+            case .standsAside(let note):
+                ended(.stoodAside(note))
+            case .failed(let message):
+                ended(.exited(status: 127, note: "could not run the command: \(message)"))
+            }
+        }.start()
     }
 
     /// The test hook's wait: `FIFO.reached`, then the FIFO read until its writer closes it.
@@ -173,4 +204,9 @@ struct TriggerRunner: Sendable {
         // Opening a FIFO waits for its writer; reading it, for the writer to close it.
         _ = try? StateFile.read(fifo)
     }
+}
+
+extension TriggerRunner.Copied {
+    /// Whether `sh` is told to go on to the command.
+    var proceeds: Bool { if case .holdsTheSettledBytes = self { true } else { false } }
 }
