@@ -675,7 +675,8 @@ enum Scorer {
             // "value — “quote” (path:line)": the value is the answer, the quote only its evidence, so
             // "Damaris Oyelaran — “…chief executive of Kestrelmoor Robotics.”" does not answer
             // "Which company…?" however the quote reads.
-            hit = Text.found(expect.accept ?? [], anywhereIn: statedValue(of: text) ?? text)
+            // (A citation's line number is no value: "(Journal/user/2028-03-04.md:3)" does not answer "3".)
+            hit = Text.found(expect.accept ?? [], anywhereIn: statedValue(of: text) ?? withoutCitations(text))
             short = count <= (expect.kind == .twohop ? maximumTwoHopSentences : maximumSentences) && words <= maximumWords
         case .yesno:
             let first = Text.matches(normalized, Text.regex(#"^[a-z]+"#)).first ?? ""
@@ -2090,6 +2091,9 @@ func checkKinds(roster: Set<String>, check: (Bool, String) -> Void) {
     let cost = Expectation(kind: .lookup, accept: [["118 euros"]])
     check(score("118 euros — “Hamid Corless came to service the boiler: 118 euros, and he found no fault. He thinks it will do another winter.” (Journal/user/2027-03-03.md:3)", cost).verdict == .answered,
           "a value with a quoted line of two sentences is answered")
+    check(Scorer.answer("101 — 47 of + 54 players (Journal/user/2028-03-04.md:3), added by Relay's calculator",
+                        expect: Expectation(kind: .compute, accept: [["3"]]), sources: [], roster: []).verdict == .wrong,
+          "a citation's line number is no value of the answer")
     check(score("Hamid Corless — “Hamid Corless came to service the boiler: 118 euros.” (Journal/user/2027-03-03.md:3)", cost).verdict == .wrong,
           "a lookup's value is what is scored, not its quote")
     check(score("The boiler service cost 118 euros. " + notes, cost).verdict == .tooLong, "a lookup answered with a dump of the notes is too long")
