@@ -89,7 +89,7 @@ struct AnswerEvidence {
     /// is the answer, not the one it replaced.
     static let changeWords = ["instead", "moved to", "moves to", "move to", "moving to", "changed to", "changes to", "rescheduled",
                               "postponed", "brought forward", "new date", "new time", "now on", "now at", "now in", "has moved", "is now", "are now"]
-    /// Words of a question about a message itself ("When did Odile write?"): only then does a
+    /// Words of a question about a message itself ("When did Saskia write?"): only then does a
     /// mail header's date or name answer it — a header says when a message was sent, not when
     /// the dinner it is about takes place.
     static let mailWords: Set<String> = ["sent", "send", "wrote", "write", "written", "email", "emailed", "mail", "mailed", "message",
@@ -374,7 +374,7 @@ struct AnswerEvidence {
     static let anyUnit: Set<String> = money.union(distance).union(duration).union(weight).union(size).union(["degrees", "percent", "mhz", "ghz", "kwh", "litres", "liters"])
 
     /// Whether `word` after `number` names a currency: a known one, or any word after an
-    /// amount with two decimals that is no unit ("1.50 thalers", "455.00 dalers"): people write
+    /// amount with two decimals that is no unit ("1.50 dalers", "455.00 dalers"): people write
     /// cents for money, and a currency of their own (an invented one, a local one) is on no list.
     static func isCurrency(_ word: String, after number: String) -> Bool {
         if money.contains(word) { return true }

@@ -20,7 +20,7 @@ struct Evidence {
                                   "don't forget to ", "do not forget to ", "should ", "still to ", "yet to "]
     static let doneTaskMarkers = ["[x]", "[X]", "done:", "(done)", "✓", "✔", "~~"]
 
-    /// Verbs of a thing done, as a note reports it ("sent Odile the list", "fixed the latch").
+    /// Verbs of a thing done, as a note reports it ("sent Saskia the list", "fixed the latch").
     static let doneVerbs: Set<String> = [
         "fixed", "mended", "repaired", "sent", "posted", "emailed", "paid", "booked", "ordered", "bought", "rang", "called", "phoned",
         "renewed", "cleaned", "wrote", "finished", "done", "sorted", "returned", "collected", "delivered", "cancelled", "replaced",
@@ -29,7 +29,7 @@ struct Evidence {
     ]
 
     /// Whether `line` reports something done: a verb of ``doneVerbs``, not negated.
-    /// Or a line that opens with a verb in the past ("Fitted both CO alarms last night"), one
+    /// Or a line that opens with a verb in the past ("Hung both shelves last night"), one
     /// that did the thing, not one that meant to ("Wanted to fix the gate").
     static func reportsDone(_ line: String) -> Bool {
         let ordered = line.lowercased().split(whereSeparator: { !$0.isLetter && $0 != "'" }).map(String.init)
@@ -131,7 +131,7 @@ struct Evidence {
             return reported.contains { report in
                 let reportWords = words(report.key)
                 let shared = task.intersection(reportWords).count
-                // The thing done is a thing, not a month or a number ("Sent Odile the July rota"
+                // The thing done is a thing, not a month or a number ("Sent Saskia the July rota"
                 // does not send the show entry form due by 24 July).
                 let things = task.intersection(reportWords).filter { word in
                     word != verb && !word.contains(where: \.isNumber) && !DayWords.months.contains(word) && !DayWords.weekdays.contains(word)
@@ -491,8 +491,8 @@ struct Evidence {
         }
     }
 
-    /// The items of a list that each give a price ("Wig options, from Marguerite:" / "- grey bun
-    /// wig, synthetic: 34 ducats" / "- hire from the costume store: 12 ducats a week"), around
+    /// The items of a list that each give a price ("Lamp options, from Hanne-Lis:" / "- brass
+    /// desk lamp: 34 marks" / "- hire from the prop store: 12 marks a week"), around
     /// `line` — one of them, or the line that introduces them with a colon, which comes first;
     /// empty unless two items at least give one. The list runs up to a blank line or a heading.
     func pricedItems(around line: RetrievedLine) -> [RetrievedLine] {

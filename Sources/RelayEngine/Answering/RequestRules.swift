@@ -379,7 +379,7 @@ enum RequestRules {
     ]
 
     /// The kind of value a lookup asks for (``valuePhrases``, first match), else a short phrase.
-    /// "Which version first let you use a phone as GO?", "What Lumen release added fades?": the
+    /// "Which version first let you print labels?", "What Lumen release added fades?": the
     /// version a thing came in, asked of release notes.
     static func asksVersion(_ text: String) -> Bool {
         let words = text.split(separator: " ").map(String.init)

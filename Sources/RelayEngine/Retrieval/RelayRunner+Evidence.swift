@@ -136,7 +136,7 @@ extension RelayRunner {
                 if items.count < 2 { items = [] }
             }
             if rows.isEmpty, items.isEmpty, asksPrice {
-                // "Wig options, from Marguerite:" and the priced items under it.
+                // "Lamp options, from Hanne-Lis:" and the priced items under it.
                 for line in widened.prefix(6) where items.isEmpty && WorkspaceSearch.weight(of: line.path) == 1 {
                     items = evidence.pricedItems(around: line)
                 }
@@ -349,9 +349,9 @@ extension RelayRunner {
         }
         let first = describing
         // Each name the first line brings in, in turn, until one leads to such a line ("Ran 8 km
-        // with the club. Odile is organising the race": "Ran" leads nowhere, "Odile" does).
+        // with the club. Saskia is organising the race": "Ran" leads nowhere, "Saskia" does).
         var found: [RetrievedLine] = []
-        // The names nearest the question's words first: "Greta Lindqvist (treasurer)" for "the
+        // The names nearest the question's words first: "Ilse Marsh (treasurer)" for "the
         // treasurer", in a line that lists the chair before her.
         let names = Evidence.newNames(in: first.text, question: question, ignoring: ignoring)
         for name in Evidence.nearestFirst(names, to: Support.topicTerms(of: question), in: first.text).prefix(4) where found.isEmpty {
@@ -420,7 +420,7 @@ extension RelayRunner {
     static let retrievalPool = 3
 
     /// The whole list item a line belongs to when the item runs over several lines: a bullet
-    /// and the indented lines under it that carry no marker of their own ("- Odile rang: the
+    /// and the indented lines under it that carry no marker of their own ("- Saskia rang: the
     /// party is on Saturday." / "  Coming: Bram and Ines."). Either line alone misses half of
     /// what the item says. Nil when the line is no part of such an item, or the item is long.
     static func listItem(around number: Int, in lines: [String]) -> String? {

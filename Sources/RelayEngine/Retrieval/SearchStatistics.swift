@@ -47,7 +47,7 @@ struct SearchStatistics {
         var documentTerms = Set(SearchTerms.terms(of: name).filter { $0.first?.isNumber == false }.compactMap { index[$0] })
         var titled = false
         // The query terms of the list item a line may continue (an indented line without a
-        // marker of its own under "- Odile rang: the party is on Saturday.").
+        // marker of its own under "- Saskia rang: the party is on Saturday.").
         var itemTerms: [Int] = []
         // The query terms of the header of the table a row is in ("| From Lindow Pier |"
         // above "| 18:45 |"): a row is read with its header.

@@ -50,7 +50,7 @@ extension RunExecutor {
         }
     }
 
-    /// "What did the plywood come to?" over "4 sheets … 23.50 ducats a sheet": the count times
+    /// "What did the board come to?" over "4 sheets … 23.50 marks a sheet": the count times
     /// the price of one, by the calculator — unless the request asks the price of one ("How
     /// much is a sheet?", "per sheet", "each").
     func totalOfUnitPrice(lines: [SourcedLine]) -> String? {

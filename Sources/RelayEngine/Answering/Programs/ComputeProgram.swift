@@ -44,7 +44,7 @@ extension RunExecutor {
             // then the lowered price).
             let topic = Support.topicTerms(of: question)
             var pair: [Amount] = []
-            // A line that says both ("down from 640 to 585 guilders", the first in the unit of
+            // A line that says both ("down from 720 to 660 crowns", the first in the unit of
             // the second) says it best.
             for index in lines.indices where pair.isEmpty && Support.coverage(of: topic, in: lines[index].text) > 0 {
                 let text = lines[index].text
@@ -87,7 +87,7 @@ extension RunExecutor {
         return "\(operands.first?.prefix ?? "")\(shown)\(unit) — \(parts), \(operation == .sum ? "added" : "subtracted") by Relay's calculator"
     }
 
-    /// "Bought 4 sheets of plywood …, 23.50 ducats a sheet": the count of the things a line
+    /// "Bought 4 sheets of board …, 23.50 marks a sheet": the count of the things a line
     /// prices one of, times that price — as the line says what the whole came to. Nil when the
     /// line gives no price of one ("a sheet", "per sheet", "each") or no count of that thing.
     static func unitPriceTotal(in line: String) -> (total: Double, count: String, price: Amount)? {
@@ -118,7 +118,7 @@ extension RunExecutor {
     static let totalHeaders: Set<String> = Set(SearchTerms.terms(of: "total amount line sum subtotal"))
 
     /// A row's count and the price of one, when its table gives no total of its own
-    /// ("quantity: 6; unit price ducats: 7.25"): the two cells.
+    /// ("quantity: 6; unit price marks: 7.25"): the two cells.
     static func quantityAndUnitPrice(_ row: [(header: String, value: String)]) -> (quantity: String, price: String, header: String)? {
         func has(_ header: String, _ words: Set<String>) -> Bool { !Set(SearchTerms.terms(of: header.lowercased())).isDisjoint(with: words) }
         guard !row.contains(where: { has($0.header, totalHeaders) }),
@@ -212,7 +212,7 @@ extension RunExecutor {
     }
 
     /// Words `lines` write as a currency: after an amount with cents in one of them ("23.50
-    /// ducats"), or after a number in two of them at least ("34 ducats" and "95 ducats" in a
+    /// dalers"), or after a number in two of them at least ("34 dalers" and "95 dalers" in a
     /// list of options) — a currency of the person's own, on no list, is a unit all the same.
     static func currencyWords(in lines: [SourcedLine]) -> Set<String> {
         var seen: [String: Set<Int>] = [:]

@@ -11,7 +11,7 @@ extension RunExecutor {
         if !analysis.tasks {
             // Only lines about what the request names ("the books I borrowed"), not every line found.
             // Of those, the ones that speak of it most: a line sharing one word of four with the
-            // request ("a card for Odile" for "who is coming to Odile's party") is not an item
+            // request ("a card for Saskia" for "who is coming to Saskia's party") is not an item
             // when another line holds all four.
             let topic = Support.topicTerms(of: evidenceQuestion).subtracting(Self.listWords)
             let covered = Dictionary(lines.map { ($0.text, Support.coverage(of: topic, in: $0.text)) }, uniquingKeysWith: max)

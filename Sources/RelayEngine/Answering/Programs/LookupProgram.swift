@@ -43,7 +43,7 @@ extension RunExecutor {
     }
 
     /// Whether `value` (a bare year) is written in `line` only inside a reference code: a token
-    /// of letters and digits joined by hyphens ("BSC-2028-11873", "INV2028").
+    /// of letters and digits joined by hyphens ("CRT-2031-40217", "INV2031").
     static func isInsideReference(_ value: String, in line: String) -> Bool {
         guard value.count == 4, value.allSatisfy(\.isNumber) else { return false }
         let tokens = line.split(whereSeparator: { $0.isWhitespace || ",;:()".contains($0) })
@@ -59,7 +59,7 @@ extension RunExecutor {
         return !at.isEmpty && at.allSatisfy { $0 > 0 && tokens[$0 - 1].first?.isNumber == true && tokens[$0 - 1].last?.isNumber == true }
     }
 
-    /// "Who's the soloist at the concert?" over a table with a "Soloist" column: the value of
+    /// "Who's the conductor at the recital?" over a table with a "Conductor" column: the value of
     /// that column — of the row that speaks most of the rest of the question, leaving out rows
     /// where it is empty ("none", "-"). Nil when no header is named, or the rows named give
     /// several values.
@@ -87,7 +87,7 @@ extension RunExecutor {
         return "\(value) — “\(Self.clip(line.text))”" + (line.source.map { " (\($0))" } ?? "")
     }
 
-    /// "Which version brought in the varroa chart?": in release notes the version is the heading
+    /// "Which version brought in night mode?": in release notes the version is the heading
     /// of the section the matching item is in ("## 3.2 (9 August 2027)"), not a value of its line.
     /// The first line handed on, of those under a heading that opens with a version number.
     func versionAnswer(question: String, lines: [SourcedLine]) -> String? {
@@ -132,16 +132,16 @@ extension RunExecutor {
         var fitting = AnswerCandidates.candidates(for: question, in: texts, ignoring: ignoredNames, previous: earlier,
                                                   limit: Self.answerChoices, fittingOnly: true, asked: value.asked)
         if [.person, .name].contains(value) {
-            // "the Voltmere LFP 200 Ah, fitted by Priya": a word right after a number is its unit.
+            // "the Sunmark 120 Ah battery, fitted by Jorvik": a word right after a number is its unit.
             fitting = fitting.filter { candidate in !Self.followsNumber(candidate.text, in: lines[candidate.line].text) }
         }
         if value == .person {
-            // "Who's putting the battery in?" — "… fitted by Priya": the one who did it is named after "by".
+            // "Who's putting the battery in?" — "… fitted by Jorvik": the one who did it is named after "by".
             let agents = fitting.filter { lines[$0.line].text.contains(" by " + $0.text) }
             fitting = agents + fitting.filter { candidate in !agents.contains(candidate) }
         }
         if value == .date {
-            // "BSC-2028-11873, valid until 10 March 2032": a year inside a reference is no date.
+            // "CRT-2031-40217, valid until 4 May 2035": a year inside a reference is no date.
             fitting = fitting.filter { candidate in !Self.isInsideReference(candidate.text, in: lines[candidate.line].text) }
             // "on Saturday 17 and Sunday 18 June 2028": a weekday alone is not the date its line gives.
             let dated = Set(fitting.filter { $0.text.contains(where: \.isNumber) }.map(\.line))
@@ -156,8 +156,8 @@ extension RunExecutor {
             // ("the rent is 950 a month") still may be — an ordinal ("the 26th") is not.
             let money = fitting.filter(\.isMoney)
             let topic = Support.topicTerms(of: question)
-            // (The line, not only the sentence: "Email from Gideon: the extractor is delayed. He's
-            // knocked the price down to 455 thalers" — a currency of the person's own is on no list.)
+            // (The line, not only the sentence: "Email from Bertil: the press is delayed. He's
+            // knocked the price down to 455 marks" — a currency of the person's own is on no list.)
             fitting = !money.isEmpty ? money : fitting.filter { candidate in
                 candidate.text.last?.isNumber == true
                     && Support.coverage(of: topic, in: candidate.piece + " " + lines[candidate.line].text) >= 0.5
@@ -198,7 +198,7 @@ extension RunExecutor {
             shown = address
         }
         if value == .person, let all = Self.coordinated(chosen.text, in: chosen.piece, ignoring: ignoredNames) {
-            // "Who have I invited?" — "Odile, Ines, Bram and Marek": every name of the list
+            // "Who have I invited?" — "Saskia, Ines, Bram and Marek": every name of the list
             // the chosen one is in.
             shown = all
         }
@@ -207,7 +207,7 @@ extension RunExecutor {
         return "\(shown) — “\(Self.clip(quoted))”" + (line.source.map { " (\($0))" } ?? "") + via(line: chosen.line, in: lines)
     }
 
-    /// The names joined with `name` by commas and "and" in `piece` ("Odile, Ines, Bram and
+    /// The names joined with `name` by commas and "and" in `piece` ("Saskia, Ines, Bram and
     /// Marek"), as written; nil when `name` stands alone.
     static func coordinated(_ name: String, in piece: String, ignoring: Set<String>) -> String? {
         let bytes = Array(piece.utf8)
@@ -246,7 +246,7 @@ extension RunExecutor {
     /// who the first line named).
     func spanOptions(_ value: ValueKind, in lines: [SourcedLine], question: String) -> [(text: String, line: Int)] {
         let topic = Support.topicTerms(of: question)
-        // A question that names its subject ("Odile's email") is answered from lines about it; one
+        // A question that names its subject ("Saskia's email") is answered from lines about it; one
         // that only describes it ("the person I lent my drill to") also from lines about whom the
         // first line names (two hops).
         let namesItsSubject = Claims.extract(from: question, ignoring: ignoredNames).contains { $0.kind == .name }

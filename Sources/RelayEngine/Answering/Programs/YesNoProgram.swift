@@ -12,8 +12,8 @@ extension RunExecutor {
         let topic = Support.topicTerms(of: question)
         let covered: [(index: Int, share: Double)] = lines.indices.map { ($0, Support.coverage(of: topic, in: lines[$0].text)) }
         var about: [Int] = covered.filter { $0.share >= 0.5 }.sorted { $0.share != $1.share ? $0.share > $1.share : $0.index < $1.index }.map(\.index)
-        // "Did Nadia find …?": a line about someone else (a handbook's general rule) does not
-        // decide what Nadia did — the lines that name her do, when there are any.
+        // "Did Anneke find …?": a line about someone else (a handbook's general rule) does not
+        // decide what Anneke did — the lines that name her do, when there are any.
         let named = Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) }
         if !named.isEmpty {
             let naming = about.filter { !Set(SearchTerms.terms(of: lines[$0].text)).isDisjoint(with: named) }
@@ -104,8 +104,8 @@ extension RunExecutor {
     /// Whether `line` affirms what it speaks of as far as `topic` goes: a negation counts only in
     /// a clause that holds a word of the topic. "Hive 3: eggs at last, so it's queenright again
     /// and I didn't need to buy a queen" affirms "Is hive 3 queenright?" (the "didn't" is of
-    /// another errand); "Nadia came to inspect: no sign of foulbrood" denies "Did Nadia find
-    /// foulbrood?". A task marker speaks for the whole line.
+    /// another errand); "Anneke came to inspect: no sign of mildew" denies "Did Anneke find
+    /// mildew?". A task marker speaks for the whole line.
     static func polarity(of line: String, about topic: Set<String>) -> Bool {
         if Evidence.doneTaskMarkers.contains(where: { line.contains($0) }) || Evidence.isOpenTask(line) || topic.isEmpty { return polarity(of: line) }
         let separators = [";", ",", ":", ". ", " but ", " and ", " so ", " because ", " although ", " though ", " while "]
