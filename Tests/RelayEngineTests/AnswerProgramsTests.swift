@@ -139,7 +139,7 @@ import WorkspaceCore
     @Test func aTaskANoteLaterReportsDoneInPlainWordsIsOffTheListAndAnExpectationIsNoTask() async throws {
         let scratch = try Self.workspace(notes: [
             Self.day(5): "# Notes\n\n- Need to fix the gate latch at the allotment before the sheep get in.\n- must send the flower show entry form by 24 July\n",
-            Self.day(3): "# Notes\n\n- Checked the seedlings: all as it should be.\n- Sent Odile the July rota.\n",
+            Self.day(3): "# Notes\n\n- Checked the seedlings: all as it should be.\n- Sent Saskia the July rota.\n",
             Self.day(4): "# Notes\n\n- Need to fit the CO alarms before the examiner comes.\n- Need to paint the hatch.\n",
             Self.day(2): "# Notes\n\n- Fitted both CO alarms last night, just in time.\n- Wanted to paint the hatch but it rained.\n",
             Self.day(1): "# Notes\n\n- Afternoon at the allotment: finally fixed the gate latch.\n",
@@ -171,10 +171,10 @@ import WorkspaceCore
         let first = future(10), moved = future(18)
         let scratch = try Self.workspace(notes: [
             Self.day(6): "# Notes\n\n- The boat is booked into the dry dock on \(first) for blacking.\n",
-            Self.day(2): "# Notes\n\n- Gideon has moved the boat's dry dock to \(moved), after the stoppage.\n",
+            Self.day(2): "# Notes\n\n- Bertil has moved the boat's dry dock to \(moved), after the stoppage.\n",
         ])
         let (answer, _) = try await Self.ask("Is the boat still going into the dry dock on \(first)?", in: scratch)
-        #expect(answer.hasPrefix("No — “Gideon has moved the boat's dry dock"), "\(answer)")
+        #expect(answer.hasPrefix("No — “Bertil has moved the boat's dry dock"), "\(answer)")
         let (same, _) = try await Self.ask("Is the boat going into the dry dock on \(moved)?", in: scratch)
         #expect(same.hasPrefix("Yes"), "\(same)")
     }
@@ -191,12 +191,12 @@ import WorkspaceCore
 
     @Test func aYesNoVerdictIsReadInTheClauseAboutTheQuestionAndALineNamingThePersonDecides() async throws {
         let scratch = try Self.workspace(notes: [
-            Self.day(3): "# Notes\n\n- Nadia came to inspect the hives: no sign of foulbrood anywhere.\n",
+            Self.day(3): "# Notes\n\n- Nadia came to inspect the hives: no sign of foulseed anywhere.\n",
             Self.day(1): "# Notes\n\n- Hive 3: eggs at last, so it's queenright again and I didn't need to buy a queen.\n",
-        ], files: ["Research/handbook.md": "# Handbook\n\nInspectors visit apiaries to look for foulbrood in the hives and other notifiable diseases.\n"])
+        ], files: ["Research/handbook.md": "# Handbook\n\nInspectors visit apiaries to look for foulseed in the hives and other notifiable diseases.\n"])
         let (queen, _) = try await Self.ask("Is hive 3 queenright now?", in: scratch)
         #expect(queen.hasPrefix("Yes — "), "“didn't” belongs to another clause: \(queen)")
-        let (found, _) = try await Self.ask("Did Nadia find foulbrood in any of the hives?", in: scratch)
+        let (found, _) = try await Self.ask("Did Nadia find foulseed in any of the hives?", in: scratch)
         #expect(found.hasPrefix("No — “Nadia came to inspect"), "the line that names her decides, not the handbook's: \(found)")
     }
 
@@ -215,7 +215,7 @@ import WorkspaceCore
         let scratch = try Self.workspace(notes: [
             Self.day(9): "# Notes\n\n- Harrow's for odds and ends (invoice in Research, on account).\n- Quote came through: 489 thalers for the extractor, delivered next week.\n",
             Self.day(4): "# Notes\n\n- [x] paid Harrow's invoice by bank transfer\n",
-            Self.day(2): "# Notes\n\n- Email from Gideon: the extractor is delayed, it now comes on \(later).\n",
+            Self.day(2): "# Notes\n\n- Email from Bertil: the extractor is delayed, it now comes on \(later).\n",
         ], files: [
             "Research/harrow-invoice.md": "# HARROW & DAUGHTERS\n\nTerms: payment of 54.90 thalers within 30 days to Harrow & Daughters.\n",
             "Research/minutes.md": "# Minutes\n\n14 members have not yet paid; subscriptions (28 thalers) are due by 30 June.\n",
@@ -224,7 +224,7 @@ import WorkspaceCore
         #expect(paid == "Yes — “[x] paid Harrow's invoice by bank transfer” (Journal/user/\(Self.day(4)).md:3)",
                 "the note that holds no amount decides, not the invoice's terms nor a “not yet” of others: \(paid)")
         let (come, _) = try await Self.ask("Has the extractor come yet?", in: scratch)
-        #expect(come.hasPrefix("No — “Email from Gideon"), "the newest note decides, and it puts the day still to come: \(come)")
+        #expect(come.hasPrefix("No — “Email from Bertil"), "the newest note decides, and it puts the day still to come: \(come)")
     }
 
     @Test func aListItemRunningOverTwoLinesIsOneItemAndLinesThatShareOneWordAreNoItems() async throws {
@@ -269,37 +269,37 @@ import WorkspaceCore
     }
 
     @Test func howManyTicketsAddsTheCountsOfTheirKindsInOneLine() async throws {
-        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Concert tickets so far, from Odile: 86 adult, 64 under-18 and 19 family tickets.\n"])
-        let (answer, _) = try await Self.ask("How many concert tickets have gone so far?", in: scratch)
-        #expect(answer.hasPrefix("169 — 86 adult + 64 under-18 + 19 family tickets (Journal/user/\(Self.day(1)).md:3)"), "\(answer)")
-        let trust = try Self.workspace(files: ["Research/water-report.md": "# Annual report\n\nAt the end of the year we served 14,600 households, and several hundred businesses.\n"])
+        let scratch = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Raffle tickets so far, from Saskia: 42 adult, 31 under-18 and 9 family tickets.\n"])
+        let (answer, _) = try await Self.ask("How many raffle tickets have gone so far?", in: scratch)
+        #expect(answer.hasPrefix("82 — 42 adult + 31 under-18 + 9 family tickets (Journal/user/\(Self.day(1)).md:3)"), "\(answer)")
+        let trust = try Self.workspace(files: ["Research/water-report.md": "# Annual report\n\nAt the end of the year we served 12,300 households, and several hundred businesses.\n"])
         let (households, _) = try await Self.ask("How many households does the trust serve?", in: trust)
-        #expect(households.hasPrefix("14,600"), "a number written with a thousands comma is one number: \(households)")
-        let rehearsal = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Saturday rehearsal: 47 of 54 players came; the flu is going round.\n"])
-        let (missing, _) = try await Self.ask("How many players came on Saturday?", in: rehearsal)
-        #expect(!missing.hasPrefix("101"), "“47 of 54” lists no kinds: \(missing)")
+        #expect(households.hasPrefix("12,300"), "a number written with a thousands comma is one number: \(households)")
+        let rehearsal = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- Saturday rehearsal: 38 of 45 singers came; the flu is going round.\n"])
+        let (missing, _) = try await Self.ask("How many singers came on Saturday?", in: rehearsal)
+        #expect(!missing.hasPrefix("83"), "“38 of 45” lists no kinds: \(missing)")
     }
 
     @Test func anOperandOfACostIsAnAmountOfMoneyNotTheWeightOfALineAboutTheThing() async throws {
         let scratch = try Self.workspace(notes: [
-            Self.day(5): "# Notes\n\nJar prices, for the record (340 g hex jar with lid, each):\n\n- Kelder: 0.72 crowns\n- Thornbury: 0.65 crowns\n\n- Went with Thornbury, 6 dozen jars: 46.80 crowns with delivery.\n",
-            Self.day(3): "# Notes\n\n- Bought 30 brood frames at the meeting: 31.50 crowns.\n",
+            Self.day(5): "# Notes\n\nJar prices, for the record (340 g screw-top jar with lid, each):\n\n- Hobbs: 0.72 crowns\n- Tern Supplies: 0.65 crowns\n\n- Went with Tern Supplies, 6 dozen jars: 52.80 crowns with delivery.\n",
+            Self.day(3): "# Notes\n\n- Bought 30 seed trays at the meeting: 31.50 crowns.\n",
         ])
-        let (answer, _) = try await Self.ask("What did the hex jars and the brood frames cost me between them?", in: scratch)
-        #expect(answer.hasPrefix("78.30 crowns — 46.80 crowns"), "\(answer)")
+        let (answer, _) = try await Self.ask("What did the screw-top jars and the seed trays cost me between them?", in: scratch)
+        #expect(answer.hasPrefix("84.30 crowns — 52.80 crowns"), "\(answer)")
     }
 
     @Test func howMuchAPriceCameDownIsTheDifferenceOfTheThingsTwoPricesInItsTwoBestLines() async throws {
         let scratch = try Self.workspace(notes: [
-            Self.day(9): "# Notes\n\n- Gideon's quote came through: 489 crowns for the extractor. Paid the deposit.\n- Membership is 28 crowns a year.\n",
-            Self.day(2): "# Notes\n\n- Email from Gideon: the extractor is late, and he has knocked the price down to 455 crowns.\n",
+            Self.day(9): "# Notes\n\n- Bertil's quote came through: 612 crowns for the kiln. Paid the deposit.\n- Membership is 28 crowns a year.\n",
+            Self.day(2): "# Notes\n\n- Email from Bertil: the kiln is late, and he has knocked the price down to 578 crowns.\n",
         ])
-        let (answer, _) = try await Self.ask("How much less is the extractor costing than Gideon first quoted?", in: scratch)
-        #expect(answer.hasPrefix("34 crowns — 489 crowns"), "\(answer)")
-        let thread = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- The dry dock is 585 crowns now; Gideon wants a 100 crowns deposit.\n",
-                                                Self.day(2): "# Notes\n\n- Gideon changed the dry dock job: that brings the price down from 640 to 585 crowns.\n"])
-        let (cheaper, _) = try await Self.ask("How much cheaper is the dry dock now that the job has changed?", in: thread)
-        #expect(cheaper.hasPrefix("55 crowns"), "the line that says both, not the deposit: \(cheaper)")
+        let (answer, _) = try await Self.ask("How much less is the kiln costing than Bertil first quoted?", in: scratch)
+        #expect(answer.hasPrefix("34 crowns — 612 crowns"), "\(answer)")
+        let thread = try Self.workspace(notes: [Self.day(3): "# Notes\n\n- The refit is 660 crowns now; Bertil wants an 80 crowns deposit.\n",
+                                                Self.day(2): "# Notes\n\n- Bertil changed the refit: that brings the price down from 720 to 660 crowns.\n"])
+        let (cheaper, _) = try await Self.ask("How much cheaper is the refit now that the job has changed?", in: thread)
+        #expect(cheaper.hasPrefix("60 crowns"), "the line that says both, not the deposit: \(cheaper)")
     }
 
     @Test func aSumOverATableIsItsNamedColumnOverTheRowsOfTheMonthAsked() async throws {
@@ -781,9 +781,9 @@ import WorkspaceCore
     }
 
     @Test func ofALineThatListsPeopleTheOneNextToTheWordAskedComesFirstAndAMorningIsAGreeting() {
-        #expect(Evidence.nearestFirst(["Odile Fairweather", "Greta Lindqvist"], to: Set(SearchTerms.terms(of: "treasurer")),
-                                      in: "Present: Odile Fairweather (chair), Greta Lindqvist (treasurer), Hamish Okonjo (secretary).") == ["Greta Lindqvist", "Odile Fairweather"])
-        #expect(DocumentShape.isGreeting("Morning Ros,"))
+        #expect(Evidence.nearestFirst(["Saskia Dunne", "Runa Holm"], to: Set(SearchTerms.terms(of: "treasurer")),
+                                      in: "Present: Saskia Dunne (chair), Runa Holm (treasurer), Tam Okafor (secretary).") == ["Runa Holm", "Saskia Dunne"])
+        #expect(DocumentShape.isGreeting("Morning Fen,"))
     }
 
     @Test func aNameThatOpensItsSentenceIsANameWhenTheNotesWriteItInsideOneAndGotIsNoWordToFind() async throws {
@@ -797,8 +797,8 @@ import WorkspaceCore
 
     @Test func whatSomethingCostsNowIsTheNewestNoteAboutItNotTheFirstQuote() async throws {
         let scratch = try Self.workspace(notes: [
-            Self.day(9): "# Notes\n\n- Gideon's quote came through: 489 thalers for the extractor, delivered on the 21st. Paid the deposit.\n",
-            Self.day(4): "# Notes\n\n- Email from Gideon: the extractor is delayed. He's knocked the price down to 455 thalers for the wait.\n",
+            Self.day(9): "# Notes\n\n- Bertil's quote came through: 489 thalers for the extractor, delivered on the 21st. Paid the deposit.\n",
+            Self.day(4): "# Notes\n\n- Email from Bertil: the extractor is delayed. He's knocked the price down to 455 thalers for the wait.\n",
         ])
         let (answer, _) = try await Self.ask("What am I paying for the new extractor now?", in: scratch)
         #expect(answer.hasPrefix("455 — "), "\(answer)")
@@ -925,31 +925,31 @@ import WorkspaceCore
     }
 
     @Test func aStreetAddressOfCottagesAUnitAfterANumberAndAColumnTheQuestionNames() async throws {
-        #expect(ValueSpans.find(.address, in: "Priya Castellane: 3 Towpath Cottages, Hollin Wharf. Phone 0779 115 342.").first == "3 Towpath Cottages, Hollin Wharf")
-        #expect(RunExecutor.followsNumber("Ah", in: "the Voltmere LFP 200 Ah, fitted by Priya."))
-        #expect(!RunExecutor.followsNumber("Priya", in: "the Voltmere LFP 200 Ah, fitted by Priya."))
-        let battery = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The boat's new battery bank is the Voltmere LFP 200 Ah, fitted by Priya.\n"])
+        #expect(ValueSpans.find(.address, in: "Jorvik Brannagh: 3 Quarry Cottages, Mill Basin. Phone 0779 115 342.").first == "3 Quarry Cottages, Mill Basin")
+        #expect(RunExecutor.followsNumber("Ah", in: "the Sunmark 200 Ah, fitted by Jorvik."))
+        #expect(!RunExecutor.followsNumber("Jorvik", in: "the Sunmark 200 Ah, fitted by Jorvik."))
+        let battery = try Self.workspace(notes: [Self.day(1): "# Notes\n\n- The boat's new battery bank is the Sunmark 200 Ah, fitted by Jorvik.\n"])
         let (fitter, _) = try await Self.ask("Who's putting the new battery in on the boat?", in: battery)
-        #expect(fitter.hasPrefix("Priya — "), "\(fitter)")
+        #expect(fitter.hasPrefix("Jorvik — "), "\(fitter)")
         let programme = """
             # Spring concert
 
             | Piece | Composer | Soloist | Length |
             | --- | --- | --- | --- |
-            | Harbour Lights | Edvin Salter | none | 8 minutes |
-            | Violin Concerto in G | Margit Halloran | Amara Lindqvist, violin | 11 minutes |
-            | The Glass Orchard | Tomas Brevik | none | 18 minutes |
+            | Lantern Hill | Per Ambrose | none | 8 minutes |
+            | Violin Concerto in G | Rhona Vell | Ilse Marsh, violin | 11 minutes |
+            | Glass Meadow | Ansel Frey | none | 18 minutes |
             """
         let scratch = try Self.workspace(notes: [Self.day(2): "# Notes\n\n- Sat down with Clement and settled the spring concert: Saturday 8 April.\n"],
                                          files: ["Research/spring-concert.md": programme])
         let (soloist, _) = try await Self.ask("Who's the soloist at the spring concert?", in: scratch)
-        #expect(soloist.hasPrefix("Amara Lindqvist, violin — "), "the Soloist column, its one filled cell: \(soloist)")
-        let (length, _) = try await Self.ask("What is the length of The Glass Orchard?", in: scratch)
+        #expect(soloist.hasPrefix("Ilse Marsh, violin — "), "the Soloist column, its one filled cell: \(soloist)")
+        let (length, _) = try await Self.ask("What is the length of Glass Meadow?", in: scratch)
         #expect(length.hasPrefix("18 minutes — "), "the row that names the rest of the question: \(length)")
     }
 
     @Test func aYearInsideAReferenceIsNoDateOfTheLine() async throws {
-        let scratch = try Self.workspace(files: ["Research/boat-safety-report.md": "# Boat safety report\n\nCertificate number BSC-2028-11873, valid until 10 March 2032.\n"])
+        let scratch = try Self.workspace(files: ["Research/boat-safety-report.md": "# Boat safety report\n\nCertificate number CRT-2031-40217, valid until 10 March 2032.\n"])
         let (answer, _) = try await Self.ask("When does the boat's safety certificate run out?", in: scratch)
         #expect(answer.hasPrefix("10 March 2032 — "), "\(answer)")
         #expect(RunExecutor.isInsideReference("2028", in: "Invoice INV-2028-004 paid in 2028.") == false, "written alone too")
