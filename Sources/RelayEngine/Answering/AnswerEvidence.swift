@@ -243,7 +243,8 @@ struct AnswerEvidence {
                     }
                     if !claim.text.contains(" "), Self.opensSentence(offset, in: bytes), !knownNames.contains(claim.text) { evidence *= 0.5 }
                 }
-                result.append(Value(claim: claim, shown: shown, fits: fits(claim) && !metadata, evidence: evidence, piece: piece))
+                result.append(Value(claim: claim, shown: shown, fits: fits(claim) && !metadata && !(personAsked && Self.notAPerson(claim, offset: offset, in: bytes)),
+                                    evidence: evidence, piece: piece))
             }
             if asked == .number, !counted.isEmpty { result += spelledCounts(in: piece, pieceTerms: pieceTerms, weights: weights) }
             if asked == .date { result += weekdays(in: piece, pieceTerms: pieceTerms, weights: weights) }
@@ -382,6 +383,16 @@ struct AnswerEvidence {
               let dot = number.lastIndex(where: { $0 == "." || $0 == "," }) else { return false }
         let decimals = number[number.index(after: dot)...]
         return decimals.count == 2 && decimals.allSatisfy(\.isNumber)
+    }
+
+    /// Whether a name is written as no person's is, for "Who …?": after "the" ("the Ashdown
+    /// Cup", "the Voltmere 200", "the AGM": a thing, an event, a work), or with a word in
+    /// capitals ("Voltmere LFP", "AGM": a product's code, an acronym).
+    static func notAPerson(_ claim: Claim, offset: Int, in bytes: [UInt8]) -> Bool {
+        guard claim.kind == .name else { return false }
+        let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(5), as: UTF8.self).lowercased()
+        if before == " the " || (before.hasSuffix("the ") && offset == 4) { return true }
+        return claim.text.split(separator: " ").contains { word in word.count >= 2 && word.allSatisfy { $0.isUppercase || $0.isNumber } && word.contains(where: \.isLetter) }
     }
 
     static let magnitudes: Set<String> = ["thousand", "million", "billion", "trillion", "hundred", "bn", "mn"]

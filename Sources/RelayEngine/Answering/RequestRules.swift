@@ -535,6 +535,43 @@ enum RequestRules {
         return terms.isEmpty ? nil : terms
     }
 
+    /// "grade 7", "Act 1", "hive 5", "flat 12": things the request names by a number after their
+    /// noun. A line that names the same noun with another number only ("grade 6") is about
+    /// another thing, and a workspace with no line for this one does not say. Not a number after
+    /// a function word ("at 7", "in 3.2", "under 18") or a counted one ("top 3", "3 bullets"), and
+    /// not a year ("in June 2027").
+    static func numberedThings(_ request: String) -> [(noun: String, number: String)] {
+        let words = words(of: request)
+        return words.indices.dropLast().compactMap { index in
+            let noun = words[index], number = words[index + 1]
+            guard noun.allSatisfy(\.isLetter), noun.count >= 2, !SearchTerms.terms(of: noun).isEmpty,
+                  !numberedNounsNot.contains(noun), !DayWords.months.contains(noun),
+                  number.count <= 3, number.allSatisfy(\.isNumber) else { return nil }
+            // "takes 7 days", "paid 40 euros": a count or an amount of the word after it, not a
+            // numbered thing ("Act 1 lines" is one: a plural does not follow a count of one).
+            if index + 2 < words.count, case let after = words[index + 2],
+               AnswerEvidence.anyUnit.contains(after) || number != "1" && (isPlural(after) || countedItems.contains(after)) { return nil }
+            return (noun, number)
+        }
+    }
+
+    /// Words that a number follows without numbering them: quantities and ranks.
+    static let numberedNounsNot: Set<String> = ["top", "under", "over", "about", "around", "than", "only", "just", "nearly", "almost",
+                                                "least", "most", "last", "first", "next", "every", "each", "per", "times", "minus", "plus",
+                                                "aged", "age", "till", "until", "from", "between", "and", "or", "to"]
+
+    /// Whether `line` names `noun` with `number` ("Grade 7", "grade-7", "hive #5"), and whether
+    /// it names it with another number only.
+    static func numbering(of noun: String, _ number: String, in line: String) -> (this: Bool, other: Bool) {
+        let pattern = "\\b" + NSRegularExpression.escapedPattern(for: noun) + "s?[ -]?#?(\\d+)\\b"
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return (false, false) }
+        let numbers = regex.matches(in: line, range: NSRange(line.startIndex..., in: line)).compactMap { match in
+            Range(match.range(at: 1), in: line).map { String(line[$0]) }
+        }
+        let this = numbers.contains { Int($0) == Int(number) }
+        return (this, !this && !numbers.isEmpty)
+    }
+
     /// "three bullets", "5 points", "top 3": how many items the request wants.
     static func count(in words: [String]) -> Int? {
         for (index, word) in words.enumerated() where index + 1 < words.count {

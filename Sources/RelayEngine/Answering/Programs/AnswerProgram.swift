@@ -112,6 +112,13 @@ extension RunExecutor {
         let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames)
         // A name no line mentions says it best ("no line of the workspace mentions Zebedee Farrow").
         if let gap, gap.hasPrefix(Support.unmentionedName) { return notFound(gap, closest: lines) }
+        // "grade 7" where the lines found speak of grade 6 and of no grade 7: another thing.
+        let retrieved = manifest.retrieved ?? []
+        for (noun, number) in RequestRules.numberedThings(evidenceQuestion)
+        where !retrieved.contains(where: { RequestRules.numbering(of: noun, number, in: $0.text).this })
+            && retrieved.contains(where: { RequestRules.numbering(of: noun, number, in: $0.text).other }) {
+            return notFound("no line found speaks of “\(noun) \(number)”", closest: lines)
+        }
         // What the request is about is not in the workspace: two of its words, and at least half
         // of them, are in no file ("the alarm code at the workshop" where no note mentions
         // alarm). One word alone may be the request's own ("my dentist appointment" where the

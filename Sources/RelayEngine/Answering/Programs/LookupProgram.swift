@@ -158,8 +158,10 @@ extension RunExecutor {
             let topic = Support.topicTerms(of: question)
             // (The line, not only the sentence: "Email from Bertil: the press is delayed. He's
             // knocked the price down to 455 marks" — a currency of the person's own is on no list.)
+            // (Nor is a time of day, "10:00", or a date.)
             fitting = !money.isEmpty ? money : fitting.filter { candidate in
-                candidate.text.last?.isNumber == true
+                candidate.text.last?.isNumber == true && !candidate.text.contains(":")
+                    && !Claims.extract(from: candidate.text).contains(where: { $0.kind == .date })
                     && Support.coverage(of: topic, in: candidate.piece + " " + lines[candidate.line].text) >= 0.5
             }
         }
