@@ -132,6 +132,14 @@ extension RunExecutor {
             return notFound("no file of the workspace mentions " + (shown.isEmpty ? unknown.sorted().map { "“\($0)”" } : shown).joined(separator: " or "),
                             closest: lines)
         }
+        // Everything the request asks beyond what it names is in no file: "Who insures the
+        // Kestrel?" where the notes speak of the Kestrel, and nowhere of insuring.
+        let named = Set(Claims.extract(from: evidenceQuestion, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+        let asked = topic.subtracting(named)
+        if let unknown = manifest.analysis?.unknown.map(Set.init), !named.isEmpty, !asked.isEmpty, asked.isSubset(of: unknown) {
+            let written = RequestRules.words(of: evidenceQuestion).filter { !unknown.isDisjoint(with: SearchTerms.terms(of: $0)) }
+            return notFound("no file of the workspace mentions " + written.map { "“\($0)”" }.joined(separator: " or "), closest: lines)
+        }
         return gap.map { notFound($0, closest: lines) }
     }
 
