@@ -77,6 +77,8 @@ enum RequestRules {
         ("in total", .sum), ("altogether", .sum), ("all together", .sum), ("combined", .sum), ("the total", .sum), ("total cost", .sum),
         ("sum of", .sum), ("add up", .sum), ("added up", .sum), ("in all", .sum), ("plus", .sum), ("together", .sum),
         ("between them", .sum), ("between the two", .sum), ("across all", .sum), ("over all the", .sum), ("all in", .sum),
+        // "What did the solar panels come to?": what several things cost (one thing's is a lookup).
+        ("come to", .sum), ("came to", .sum), ("comes to", .sum), ("all told", .sum),
         ("how many times", .count),
     ]
 
@@ -283,8 +285,8 @@ enum RequestRules {
         if let noun = words.first(where: summaryNouns.contains), !draftVerbs.contains(first) {
             return RequestAnalysis(kind: .summarise, why: "“\(noun)” asks for a summary")
         }
-        if let found = computePhrases.first(where: { text.contains(" \($0.phrase) ") }),
-           found.operation != .sum || hasTwoAmounts(text) {
+        if let found = computePhrases.first(where: { text.contains(" \($0.phrase) ") && (!amountPhrases.contains($0.phrase) || ["what", "how"].contains(first)) }),
+           found.operation != .sum || hasTwoAmounts(text) || sumsWhatever.contains(found.phrase) {
             var analysis = RequestAnalysis(kind: .compute, why: "“\(found.phrase)” asks for arithmetic")
             analysis.operation = found.operation
             return analysis
@@ -342,6 +344,14 @@ enum RequestRules {
         guard word.count >= 4, word.hasSuffix("s"), !pluralsOfTime.contains(word) else { return false }
         return !["ss", "us", "is", "'s"].contains { word.hasSuffix($0) }
     }
+
+    /// Phrases of an amount only in a question of what or how much ("What did it come to?"; not
+    /// "Who came to the meeting?").
+    static let amountPhrases: Set<String> = ["come to", "came to", "comes to"]
+
+    /// Phrases that add up whatever they follow: "How much did the paint cost altogether?" asks
+    /// for every purchase of paint, however the request counts them.
+    static let sumsWhatever: Set<String> = ["altogether", "all together", "all told"]
 
     /// "in total" of one amount ("What did the total come to?") is a lookup; a sum needs two
     /// things to add: "and", a comma, a plural after "all", or a plural noun ("at the markets in
