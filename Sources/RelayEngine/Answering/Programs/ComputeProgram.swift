@@ -298,7 +298,12 @@ extension RunExecutor {
         // "Until the spring concert": the lines about it first, and only those when there are any
         // (a certificate's expiry is a day to come too).
         let topic = Support.topicTerms(of: question)
-        let about = lines.filter { Support.coverage(of: topic, in: $0.text) > 0 }
+        // Most about it first, a line read with the name of its file ("spring-concert.html").
+        func coverage(_ line: SourcedLine) -> Double {
+            Support.coverage(of: topic, in: line.text + " " + (line.source ?? "").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "/", with: " "))
+        }
+        let about = lines.enumerated().filter { Support.coverage(of: topic, in: $0.element.text) > 0 }
+            .sorted { coverage($0.element) != coverage($1.element) ? coverage($0.element) > coverage($1.element) : $0.offset < $1.offset }.map(\.element)
         for line in (fromToday && !about.isEmpty ? about : lines) where dates.count < (fromToday ? 1 : 2) {
             var found = Claims.extract(from: line.text).filter { $0.kind == .date }
             if onePerLine { found = Array(found.suffix(1)) }
