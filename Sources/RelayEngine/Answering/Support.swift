@@ -40,6 +40,15 @@ enum Support {
         }
     }
 
+    /// A line with what it is about in words: a knowledge line's link name ("[spring-concert](…):
+    /// 20:00 …" is about the spring concert) and the name of its file.
+    static func withItsNames(_ text: String, path: String?) -> String {
+        var words = [text]
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") { words.append(String(text[text.index(after: text.startIndex)..<close])) }
+        if let path { words.append((path as NSString).lastPathComponent) }
+        return words.joined(separator: " ").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "_", with: " ")
+    }
+
     /// The share of `terms` in `line`.
     static func coverage(of terms: Set<String>, in line: String) -> Double {
         guard !terms.isEmpty else { return 1 }

@@ -151,13 +151,17 @@ extension RelayRunner {
                 ranked = [comparing] + ranked.filter { $0 != comparing }
             }
         }
-        if analysis?.kind == .lookup, let value = analysis?.value, value.isSpan {
-            // An email address, a phone number…: the lines about the question's subject that hold
-            // one come first.
+        if analysis?.kind == .lookup, let value = analysis?.value, value.isSpan || value == .time {
+            // An email address, a phone number, a time of day ("What time does it start?" — not
+            // the date of the line that names it most): the lines about the question's subject
+            // that hold one come first.
             let topic = Support.topicTerms(of: query)
             // From the whole pool searched, not only the lines kept: a long line of context.md
             // with the address ranks below short notes that merely name the person.
-            let holding = widened.filter { !ValueSpans.find(value, in: $0.text).isEmpty && (topic.isEmpty || Support.coverage(of: topic, in: $0.text) > 0) }
+            let holding = widened.filter { line in
+                !ValueSpans.find(value, in: line.text).isEmpty
+                    && (topic.isEmpty || Support.coverage(of: topic, in: value == .time ? Support.withItsNames(line.text, path: line.path) : line.text) > 0)
+            }
             ranked = Array((holding + ranked.filter { line in !holding.contains(line) }).prefix(max(keep, min(holding.count, keep + 2))))
         }
         if let analysis, analysis.kind == .compute, analysis.operation == .sum, RequestRules.operandParts(query).count < 2 {
