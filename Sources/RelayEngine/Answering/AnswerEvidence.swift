@@ -221,6 +221,14 @@ struct AnswerEvidence {
                         .split(separator: " ").last.map({ $0.trimmingCharacters(in: .punctuationCharacters) }),
                        Self.weekdayNames.contains(weekday.lowercased()), weekday.first?.isUppercase == true, !shown.hasPrefix(weekday) {
                         shown = weekday + " " + shown
+                        // "Saturday 17 and Sunday 18 June": two days, each with its weekday.
+                        let head = String(decoding: bytes[..<min(offset, bytes.count)], as: UTF8.self)
+                        let weekdayAt = String(head.reversed().drop(while: { $0 == " " || $0 == "," }).reversed()).utf8.count - weekday.utf8.count
+                        if weekdayAt > 0, let start = Self.rangeStart(before: weekdayAt, in: bytes) {
+                            let ahead = String(decoding: bytes[..<max(0, weekdayAt - start.utf8.count)], as: UTF8.self)
+                                .split(separator: " ").last.map { $0.trimmingCharacters(in: .punctuationCharacters) }
+                            shown = (ahead.map { Self.weekdayNames.contains($0.lowercased()) ? $0 + " " : "" } ?? "") + start + shown
+                        }
                     }
                     // "minus 41 degrees": the sign is part of the value.
                     let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(9), as: UTF8.self).lowercased()
