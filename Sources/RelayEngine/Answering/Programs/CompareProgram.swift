@@ -79,7 +79,45 @@ extension RunExecutor {
         let label = labels[bestIndex] ?? Self.label(of: line.text, without: best.shown)
         // "Kell & Sons — 3,100 euros, …"; a row named by its whole text: the value first.
         let head = label.hasPrefix("“") ? "\(best.shown) — \(label)" : "\(label) — \(best.shown)"
-        return "\(head), \(which) of \(items.count) (\(line.source ?? "?"))"
+        let compared = "\(head), \(which) of \(items.count) (\(line.source ?? "?"))"
+        guard let first = RequestRules.words(of: question).first, RequestRules.auxiliaries.contains(first) else { return compared }
+        // "Did we go with the cheapest printer?": whether the item the notes say was chosen is it.
+        let names = items.indices.map { labels[$0] ?? Self.label(of: lines[items[$0].line].text, without: items[$0].shown) }
+        guard let (chosen, said) = chosenItem(among: names) else {
+            return "\(Self.notFoundOpening): no note says which was chosen. Of those compared: \(compared)"
+        }
+        let phrase = RequestRules.compareWords.first { RequestRules.words(of: question).joined(separator: " ").contains($0.phrase) }?.phrase ?? which
+        let quoted = "“\(Self.clip(said.text))” (\(said.source ?? "?"))"
+        return chosen == bestIndex ? "Yes — \(names[chosen]), the \(phrase): \(quoted); \(compared)"
+            : "No — \(names[chosen]), not the \(phrase): \(quoted). The \(phrase) is \(compared)"
+    }
+
+    /// Words that say a thing was chosen: "went with", "ordered", "booked".
+    static let choiceWords = ["went with", "going with", "go with", "gone with", "chose", "chosen", "choose", "picked", "ordered", "bought",
+                              "booked", "decided on", "settled on", "opted for", "accepted", "said yes to", "hired", "signed up"]
+
+    /// Which of the items `names` the person's own notes (or context.md) say was chosen, and the
+    /// line that says so — the newest note. An item is known by its name's first word that no
+    /// other item's name shares ("Saltmarsh Press, Porthwenna" by "Saltmarsh").
+    func chosenItem(among names: [String]) -> (Int, SourcedLine)? {
+        let words = names.map { name in name.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init).filter { $0.first?.isUppercase == true } }
+        let keys = words.enumerated().map { index, own in
+            own.first { word in !words.enumerated().contains { $0.offset != index && $0.element.contains(word) } }
+        }
+        let query = keys.compactMap { $0 }.joined(separator: " ")
+        guard !query.isEmpty else { return nil }
+        var best: (Int, SourcedLine, String)?
+        for line in WorkspaceSearch(workspace: workspace).lines(matching: query, limit: 40) {
+            guard line.path.hasPrefix("Journal/user/") || line.path == "context.md" else { continue }
+            let lowered = " " + line.text.lowercased() + " "
+            guard Self.choiceWords.contains(where: { lowered.contains(" " + $0 + " ") }) else { continue }
+            let text = " " + line.text + " "
+            guard let item = keys.indices.first(where: { keys[$0].map { key in text.range(of: #"\b\#(key)\b"#, options: .regularExpression) != nil } ?? false }) else { continue }
+            let day = Evidence.day(ofNotePath: line.path) ?? ""
+            let said = line.text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: #"^([-*+]|\d+\.)\s+(\[[ xX]\]\s+)?"#, with: "", options: .regularExpression)
+            if best == nil || day > best!.2 { best = (item, SourcedLine(text: said, source: "\(line.path):\(line.line)"), day) }
+        }
+        return best.map { ($0.0, $0.1) }
     }
 
     /// Words of a request for the lowest or highest price, and the headers of a price column.
