@@ -29,6 +29,24 @@ extension RunExecutor {
             return notFound(analysis.tasks ? "no note holds an open task (a “TODO”, a “- [ ]” or “need to” line)" : "no line of the workspace lists what was asked",
                             closest: lines)
         }
+        // "What have we bought from Kell Hardware?": an item names the whole name asked about,
+        // not one of its words ("Kell" of a heading about Kell Street).
+        let named = Claims.extract(from: evidenceQuestion, ignoring: ignoredNames).filter { $0.kind == .name }.map { Set(SearchTerms.terms(of: $0.text)) }
+        let naming = items.filter { line in named.allSatisfy { $0.isSubset(of: SearchTerms.terms(of: line.text)) } }
+        if !named.isEmpty, !naming.isEmpty { items = naming }
+        // A summary's line repeats its document's: with the document's own lines found, the
+        // summary's go ("Research/spend/summary.md" beside "Research/spend.csv").
+        let documents = Set(items.compactMap { $0.source.map { String($0.prefix { $0 != ":" }) } }.filter { !$0.hasSuffix("/summary.md") }
+            .map { ($0 as NSString).deletingPathExtension })
+        // (So does context.md's line for it: "[spend](Research/spend/summary.md): …".)
+        items = items.filter { line in
+            var path = line.source.map { String($0.prefix { $0 != ":" }) } ?? ""
+            if line.text.hasPrefix("["), let open = line.text.range(of: "]("), let close = line.text[open.upperBound...].firstIndex(of: ")") {
+                path = String(line.text[open.upperBound..<close])
+            }
+            guard path.hasSuffix("/summary.md") else { return true }
+            return !documents.contains((path as NSString).deletingLastPathComponent)
+        }
         if let count = analysis.count { items = Array(items.prefix(count)) }
         var seen: Set<String> = []
         return items.filter { seen.insert($0.text.lowercased()).inserted }.map(Self.bullet).joined(separator: "\n")
