@@ -318,6 +318,13 @@ enum RequestRules {
         if ["which", "what"].contains(first), words.count >= 3, isPlural(words[1]), !auxiliaries.contains(words[1]) {
             return RequestAnalysis(kind: .list, why: "“\(first) \(words[1])”: a plural, every item asked for")
         }
+        // "What are we playing at the concert?", "What were the options?": a plural verb after
+        // "what" asks for the things, every one — unless what is asked is one kind of value
+        // ("What are the opening hours?", "What were the dates?").
+        if first == "what", words.count >= 4, ["are", "were"].contains(words[1]), [.phrase, .name].contains(value(asked: text)),
+           !words.contains(where: pluralsOfTime.contains) {
+            return RequestAnalysis(kind: .list, why: "“what \(words[1])”: a plural, every item asked for")
+        }
         if let phrase = valueQuestionOpenings.first(where: { opening.hasPrefix(" \($0) ") }), value(asked: text).isSpan {
             return RequestAnalysis(kind: .lookup, why: "“\(phrase) …”: asks for the value, not yes or no")
         }
