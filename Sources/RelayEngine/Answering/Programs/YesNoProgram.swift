@@ -50,6 +50,11 @@ extension RunExecutor {
         if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), Self.laterThanToday(line.text, today: RelayRunner.today(manifest.localDate)) {
             verdict = "No"
         }
+        // "Have I got the hoist back yet?" — "he needs it until the end of the month": a state
+        // that lasts until a time says not yet.
+        if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), [" until ", " till ", " for another ", " for a few more "].contains(where: (" " + line.text.lowercased() + " ").contains) {
+            verdict = "No"
+        }
         // "Is the dry dock still on 10 April?" — "moved to Tuesday 18 April": a line that gives the
         // thing another day, and not the one asked, says no.
         if verdict == "Yes", Self.givesAnotherDay(line.text, than: question, today: RelayRunner.today(manifest.localDate)) { verdict = "No" }
@@ -61,9 +66,21 @@ extension RunExecutor {
         func days(_ text: String) -> Set<String> {
             Set(Claims.extract(from: text).compactMap { $0.kind == .date ? DayWords.parse($0.text, today: today).map(DayWords.string) : nil })
         }
-        let asked = days(question), given = days(line)
+        // "ready on Thursday 5 October instead of the 28th": the 28th is the day it no longer is.
+        var current = line
+        for marker in replacedMarkers {
+            while let at = current.range(of: marker, options: .caseInsensitive) {
+                let rest = current[at.upperBound...]
+                let end = rest.firstIndex(where: { ",;.:)".contains($0) }) ?? rest.endIndex
+                current.removeSubrange(at.lowerBound..<end)
+            }
+        }
+        let asked = days(question), given = days(current)
         return !asked.isEmpty && !given.isEmpty && asked.isDisjoint(with: given)
     }
+
+    /// Words before a day that a line says was replaced: "instead of the 28th", "moved from 10 April".
+    static let replacedMarkers = ["instead of ", "rather than ", "moved from ", "put back from ", "brought forward from ", "changed from ", "no longer "]
 
     /// Whether `line` gives a day after `today` (as `yyyy-MM-dd`).
     static func laterThanToday(_ line: String, today: String) -> Bool {
@@ -121,6 +138,8 @@ extension RunExecutor {
         if Evidence.isOpenTask(line) { return false }
         let lowered = " " + line.lowercased().replacingOccurrences(of: "’", with: "'") + " "
         let spaced = lowered.map { $0.isLetter || $0 == "'" ? String($0) : " " }.joined()
+        // "The ford was too deep": "too" before a word says it could not be (not "came too,").
+        if lowered.range(of: #" too (much |many |far |late |early |deep |high |low |small |big |short |long |busy |expensive |dear |tight |wet |cold |hot |full |heavy |[a-z]+ to )"#, options: .regularExpression) != nil { return false }
         return !negations.contains { spaced.contains($0) || lowered.contains($0) }
     }
 }
