@@ -76,7 +76,19 @@ extension RunExecutor {
             }
         }
         let asked = days(question), given = days(current)
-        return !asked.isEmpty && !given.isEmpty && asked.isDisjoint(with: given)
+        if asked.isEmpty {
+            // "Is it still on the 28th?": a day of the month alone, against the days the line gives.
+            func ordinals(_ text: String) -> Set<Int> {
+                let regex = try! NSRegularExpression(pattern: #"\bthe (\d{1,2})(?:st|nd|rd|th)\b"#, options: [.caseInsensitive])
+                return Set(regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+                    Range(match.range(at: 1), in: text).flatMap { Int(text[$0]) }
+                })
+            }
+            let dayOfMonth = ordinals(question)
+            let givenDays = Set(given.compactMap { Int($0.suffix(2)) }).union(ordinals(current))
+            return !dayOfMonth.isEmpty && !given.isEmpty && dayOfMonth.isDisjoint(with: givenDays)
+        }
+        return !given.isEmpty && asked.isDisjoint(with: given)
     }
 
     /// Words before a day that a line says was replaced: "instead of the 28th", "moved from 10 April".
