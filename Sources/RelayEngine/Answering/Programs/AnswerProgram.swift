@@ -53,11 +53,14 @@ extension RunExecutor {
     /// "What did the board come to?" over "4 sheets … 23.50 marks a sheet": the count times
     /// the price of one, by the calculator — unless the request asks the price of one ("How
     /// much is a sheet?", "per sheet", "each").
-    func totalOfUnitPrice(lines: [SourcedLine]) -> String? {
+    /// Of the first `among` lines about the request, the first that prices one of several.
+    func totalOfUnitPrice(lines: [SourcedLine], among: Int = 1) -> String? {
         let words = Set(RequestRules.words(of: manifest.requestLead))
-        guard words.isDisjoint(with: ["a", "an", "one", "per", "each", "apiece", "single"]), let first = lines.first,
-              Support.coverage(of: Support.topicTerms(of: evidenceQuestion), in: first.text) > 0,
-              let found = Self.unitPriceTotal(in: first.text) else { return nil }
+        let topic = Support.topicTerms(of: evidenceQuestion)
+        guard words.isDisjoint(with: ["a", "an", "one", "per", "each", "apiece", "single"]),
+              let (first, found) = lines.prefix(among).lazy.compactMap({ line in
+                  Support.coverage(of: topic, in: line.text) > 0 ? Self.unitPriceTotal(in: line.text, context: lines).map { (line, $0) } : nil
+              }).first else { return nil }
         let shown = found.price.prefix + Calculator.format(found.total, like: [found.price.number]) + (found.price.unit.map { " " + $0 } ?? "")
         return "\(shown) — \(found.count) × \(found.price.shown) (\(first.source ?? "?")), multiplied by Relay's calculator"
     }

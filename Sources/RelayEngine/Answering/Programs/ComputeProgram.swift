@@ -19,6 +19,8 @@ extension RunExecutor {
             return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
         }
         if operation == .sum, RequestRules.operandParts(question).count < 2, let summed = sumOfColumn(question: question, lines: lines) { return summed }
+        // "What did the tyres cost altogether?" — "four new tyres, 96 escudos each".
+        if operation == .sum, RequestRules.operandParts(question).count < 2, let total = totalOfUnitPrice(lines: lines, among: 5) { return total }
         var amounts = Self.amounts(in: lines)
         // Money with money: "25 kg" is no operand of a price — and a question of what things
         // cost is answered from amounts of money only.
@@ -90,10 +92,14 @@ extension RunExecutor {
     /// "Bought 4 sheets of board …, 23.50 marks a sheet": the count of the things a line
     /// prices one of, times that price — as the line says what the whole came to. Nil when the
     /// line gives no price of one ("a sheet", "per sheet", "each") or no count of that thing.
-    static func unitPriceTotal(in line: String) -> (total: Double, count: String, price: Amount)? {
+    /// (`context`: the other lines found, whose amounts say which words are currencies: "96
+    /// escudos each" beside "8,000.00 escudos".)
+    static func unitPriceTotal(in line: String, context: [SourcedLine] = []) -> (total: Double, count: String, price: Amount)? {
         let bytes = Array(line.utf8)
         let tokens = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
-        for price in amounts(in: [SourcedLine(text: line, source: nil)]) where price.isMoney {
+        let all = [SourcedLine(text: line, source: nil)] + context
+        let currencies = currencyWords(in: all)
+        for price in amounts(in: all) where price.line == 0 && (price.isMoney || currencies.contains(price.unit ?? "")) {
             // The words after the amount and its unit: "a sheet", "per sheet", "each".
             let end = min(bytes.count, price.offset + price.number.utf8.count + price.prefix.utf8.count)
             var rest = String(decoding: bytes[end...], as: UTF8.self).lowercased().split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
@@ -103,10 +109,19 @@ extension RunExecutor {
             // The count: a number right before a plural of that thing ("4 sheets"); for "each",
             // a number before any plural noun.
             for (index, token) in tokens.enumerated() where index + 1 < tokens.count {
-                guard let count = Double(token), count > 1, count < 10_000, token != price.number else { continue }
+                // ("four new tyres": a count in words is a count.)
+                guard let count = Double(token) ?? RequestRules.countWords[token.lowercased()].map(Double.init), count > 1, count < 10_000,
+                      token != price.number else { continue }
                 let next = tokens[index + 1].lowercased().trimmingCharacters(in: .punctuationCharacters)
-                let matches = thing.map { SearchTerms.terms(of: next).first == $0 && next != rest[1] } ?? RequestRules.isPlural(next)
-                if matches { return (count * price.value, token + " " + next, price) }
+                if let thing {
+                    if SearchTerms.terms(of: next).first == thing && next != rest[1] { return (count * price.value, token + " " + next, price) }
+                    continue
+                }
+                // "four new Vantor 165/80 R14 tyres, 96 escudos each": the first plural within a few words.
+                let ahead = tokens[(index + 1)...].prefix(6).map { $0.trimmingCharacters(in: .punctuationCharacters) }
+                if let noun = ahead.first(where: { RequestRules.isPlural($0.lowercased()) }) {
+                    return (count * price.value, ([token] + ahead.prefix { $0 != noun } + [noun]).joined(separator: " "), price)
+                }
             }
         }
         return nil
