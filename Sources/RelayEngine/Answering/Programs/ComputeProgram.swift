@@ -40,7 +40,7 @@ extension RunExecutor {
         }
         guard amounts.count >= 2 else { return notFound("the lines found hold fewer than two amounts to \(operation == .sum ? "add" : "subtract")", closest: lines) }
         var operands = Self.operandsByPart(question: question, amounts: amounts, lines: lines)
-        if operands.count < 2, operation == .difference {
+        if operation == .difference {
             // "How much less is the extractor costing than first quoted?": one thing's two
             // amounts, the first of each of the two best lines about it that differ (the quote,
             // then the lowered price).
@@ -53,8 +53,8 @@ extension RunExecutor {
                 guard let match = text.range(of: #"from [0-9][0-9.,]* to [0-9][0-9.,]*"#, options: .regularExpression) else { continue }
                 let parts = text[match].split(separator: " ")
                 let offset = text.utf8.distance(from: text.utf8.startIndex, to: match.upperBound.samePosition(in: text.utf8) ?? text.utf8.endIndex)
-                guard parts.count == 4, let was = Calculator.number(String(parts[1])), var now = Self.amounts(in: [lines[index]]).first(where: { amount in
-                    amount.number == String(parts[3]).trimmingCharacters(in: CharacterSet(charactersIn: ",.")) && amount.offset < offset
+                guard parts.count == 4, let was = Calculator.number(String(parts[1])), var now = Self.amounts(in: lines).first(where: { amount in
+                    amount.line == index && amount.number == String(parts[3]).trimmingCharacters(in: CharacterSet(charactersIn: ",.")) && amount.offset < offset
                 }) else { continue }
                 now.line = index
                 var before = now
@@ -63,9 +63,13 @@ extension RunExecutor {
                 before.shown = now.shown.replacingOccurrences(of: now.number, with: before.number)
                 pair = [before, now]
             }
-            for amount in amounts where pair.count < 2 && !pair.contains(where: { $0.line == amount.line || $0.value == amount.value })
-                && (topic.isEmpty || Support.coverage(of: topic, in: lines[amount.line].text) > 0) {
-                pair.append(amount)
+            // (A line that says both decides over one amount of each part: "the price goes up
+            // from 486 to 534" for "How much more is it than first quoted?".)
+            if pair.isEmpty, operands.count < 2 {
+                for amount in amounts where pair.count < 2 && !pair.contains(where: { $0.line == amount.line || $0.value == amount.value })
+                    && (topic.isEmpty || Support.coverage(of: topic, in: lines[amount.line].text) > 0) {
+                    pair.append(amount)
+                }
             }
             if pair.count == 2 { operands = pair }
         }
@@ -85,7 +89,9 @@ extension RunExecutor {
         let unit = operands.compactMap(\.unit).first.map { " " + $0 } ?? ""
         let shown = Calculator.format(result, like: operands.map(\.number))
         let sign = operation == .sum ? " + " : " − "
-        let parts = operands.map { "\($0.shown) (\(lines[$0.line].source ?? "?"))" }.joined(separator: sign)
+        // A difference reads larger − smaller, as the calculator takes it.
+        let shownOperands = operation == .difference && operands.count == 2 ? operands.sorted { $0.value > $1.value } : operands
+        let parts = shownOperands.map { "\($0.shown) (\(lines[$0.line].source ?? "?"))" }.joined(separator: sign)
         return "\(operands.first?.prefix ?? "")\(shown)\(unit) — \(parts), \(operation == .sum ? "added" : "subtracted") by Relay's calculator"
     }
 
@@ -98,8 +104,7 @@ extension RunExecutor {
         let bytes = Array(line.utf8)
         let tokens = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
         let all = [SourcedLine(text: line, source: nil)] + context
-        let currencies = currencyWords(in: all)
-        for price in amounts(in: all) where price.line == 0 && (price.isMoney || currencies.contains(price.unit ?? "")) {
+        for price in amounts(in: all) where price.line == 0 && price.isMoney {
             // The words after the amount and its unit: "a sheet", "per sheet", "each".
             let end = min(bytes.count, price.offset + price.number.utf8.count + price.prefix.utf8.count)
             var rest = String(decoding: bytes[end...], as: UTF8.self).lowercased().split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
@@ -188,8 +193,11 @@ extension RunExecutor {
         var offset = 0
         /// The total of amounts beside it ("27 kg in all", "Total: 44.16"), not one of them.
         var totalled = false
+        /// Whether its unit is a word the lines write as a currency (`currencyWords`): "534
+        /// escudos" beside "168.00 escudos".
+        var learntCurrency = false
 
-        var isMoney: Bool { !prefix.isEmpty || unit.map { AnswerEvidence.isCurrency($0, after: number) } == true }
+        var isMoney: Bool { !prefix.isEmpty || learntCurrency || unit.map { AnswerEvidence.isCurrency($0, after: number) } == true }
     }
 
     /// The amounts of `lines` (numbers with a money sign or a unit; years, dates and list numbers left out), in order.
@@ -219,8 +227,8 @@ extension RunExecutor {
                 }
                 let prefix = symbol ? String(text.prefix(1)) : ""
                 let number = symbol ? String(text.dropFirst()) : text
-                result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit, line: index,
-                                     offset: found.offset, totalled: totalled))
+                result.append(Amount(value: value, number: number, shown: text + (unit.map { " " + $0 } ?? ""), prefix: prefix, unit: unit,
+                                     line: index, offset: found.offset, totalled: totalled, learntCurrency: unit.map(currencies.contains) ?? false))
             }
         }
         return result
