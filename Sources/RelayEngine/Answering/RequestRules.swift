@@ -161,7 +161,7 @@ enum RequestRules {
     static let valuePhrases: [(phrase: String, value: ValueKind)] = [
         // Nouns that name the value whatever the question word.
         ("email", .email), ("e-mail", .email), ("mail address", .email),
-        ("phone", .phone), ("mobile number", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
+        ("phone", .phone), ("mobile number", .phone), ("mobile", .phone), ("telephone", .phone), ("cell number", .phone), ("number can i call", .phone),
         ("website", .url), ("web address", .url), ("url", .url), ("web page", .url), ("link to", .url),
         // A reference of letters and digits ("KX-5512"), not a quantity.
         ("confirmation number", .code), ("confirmation code", .code), ("booking number", .code), ("booking reference", .code),
@@ -174,6 +174,9 @@ enum RequestRules {
         ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
         ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
         ("what number", .number), ("what percentage", .number), ("temperature", .number),
+        // Measures named: "What torque …?", "What pressure should the tyres be?".
+        ("torque", .number), ("pressure", .number), ("weight", .number), ("length", .number), ("height", .number), ("speed", .number),
+        ("capacity", .number), ("distance", .number), ("mileage", .number), ("voltage", .number), ("width", .number), ("depth", .number),
         ("closing time", .time), ("opening time", .time), ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
         ("when", .date), ("what date", .date), ("which date", .date), ("what day", .date), ("which day", .date), ("by when", .date),
         ("what year", .date), ("how soon", .date),
@@ -244,7 +247,8 @@ enum RequestRules {
         for raw in flat.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "'" || $0 == "-") }) {
             var word = String(raw).trimmingCharacters(in: CharacterSet(charactersIn: "'-"))
             guard !word.isEmpty else { continue }
-            if word.hasSuffix("'s"), ["what", "who", "where", "when", "how", "that", "it", "there", "here"].contains(String(word.dropLast(2))) {
+            // ("how long's the guarantee": "long's" is "long is" — of a measure after "how", not a possessive.)
+            if word.hasSuffix("'s"), ["what", "who", "where", "when", "how", "that", "it", "there", "here", "long", "far", "old", "much", "big"].contains(String(word.dropLast(2))) {
                 word = String(word.dropLast(2))
                 result += [word, "is"]
                 continue
@@ -275,9 +279,16 @@ enum RequestRules {
             return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) … about”: a summary of it")
         }
         // "What does the lease say?", "What's in the boiler emails?": what a thing says.
+        // ("What did Delia's job sheet say?", "What does my lease say?": whose it is.)
+        let determiners: Set<String> = ["the", "my", "our", "his", "her", "their", "this", "that", "your"]
         if first == "what", words.count >= 3, words.count <= 7, ["say", "says"].contains(words.last ?? ""),
-           words[1] == "the" || (["does", "do", "did"].contains(words[1]) && words[2] == "the") {
+           determiners.contains(words[1]) || words[1].hasSuffix("'s")
+            || (["does", "do", "did"].contains(words[1]) && (determiners.contains(words[2]) || words[2].hasSuffix("'s"))) {
             return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) the … say”: a summary of it")
+        }
+        // "What did the committee decide?", "What was agreed at the meeting?": its decisions, a summary.
+        if first == "what", words.count >= 3, ["did", "was", "were", "have", "has"].contains(words[1]), words.contains(where: ["decide", "decided", "agree", "agreed"].contains) {
+            return RequestAnalysis(kind: .summarise, why: "“what … decided”: a summary of the decisions")
         }
         if first == "what", words.count >= 5, words.count <= 8, ["is", "was"].contains(words[1]), words[2] == "in", words[3] == "the" {
             return RequestAnalysis(kind: .summarise, why: "“what is in the …”: a summary of it")

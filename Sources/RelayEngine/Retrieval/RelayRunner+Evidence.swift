@@ -223,7 +223,14 @@ extension RelayRunner {
             // hold a value of the kind asked, the newest says how it stands now (the price was
             // lowered since the quote).
             let topic = Support.topicTerms(of: query).subtracting(["now", "currently"])
-            let dated = ranked.prefix(8).filter { line in
+            // A note that moved it may name it by one word ("rang the test centre and moved it to
+            // Friday 6 October"): the notes that speak of a change are searched for too.
+            let changes = WorkspaceSearch(workspace: workspace).lines(matching: query + " " + Self.changeQueryWords, limit: keep * Self.retrievalPool, excluding: excluded)
+                .filter { Evidence.day(ofNotePath: $0.path) != nil && AnswerEvidence.changeWords.contains(where: $0.text.lowercased().contains) }
+            let best = Array(ranked.prefix(8))
+            let moved: [RetrievedLine] = self.widened(changes, evidence: evidence).filter { line in !best.contains { $0.path == line.path && $0.line == line.line } }
+            let pool: [RetrievedLine] = best + moved
+            let dated = pool.filter { line in
                 Evidence.day(ofNotePath: line.path) != nil && Support.coverage(of: topic, in: line.text) > 0
                     && judge.evidence(of: line.text, weights: [:]).fits
             }
@@ -257,6 +264,9 @@ extension RelayRunner {
         let unknown = WorkspaceSearch(workspace: workspace).unknownTerms(topic, excluding: excluded)
         manifest.analysis?.unknown = unknown.isEmpty ? nil : unknown.sorted()
     }
+
+    /// Words of a note that moves a thing, searched beside a question of how it stands now.
+    static let changeQueryWords = "moved rescheduled postponed changed instead put back brought forward"
 
     /// The most lines of evidence a run keeps (a week of notes, a to-do list, a table).
     static let mostEvidence = 16

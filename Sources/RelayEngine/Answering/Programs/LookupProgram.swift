@@ -93,7 +93,10 @@ extension RunExecutor {
     func versionAnswer(question: String, lines: [SourcedLine]) -> String? {
         guard RequestRules.asksVersion(RequestRules.words(of: question).joined(separator: " ")) else { return nil }
         let evidence = Evidence(workspace: workspace)
-        for line in lines.prefix(3) {
+        // The lines about what the release brought ("offline maps"), not the notes' opening
+        // that names the app.
+        let topic = Support.topicTerms(of: question).subtracting(Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) }))
+        for line in lines.filter({ Support.coverage(of: topic, in: $0.text) > 0 }).prefix(3) {
             guard let source = line.source, let colon = source.lastIndex(of: ":"), let number = Int(source[source.index(after: colon)...]) else { continue }
             let path = String(source[..<colon])
             guard let heading = Evidence.heading(above: number - 1, in: evidence.lines(of: path)),
@@ -108,10 +111,11 @@ extension RunExecutor {
         let question = evidenceQuestion
         if let gap = unsupported(by: lines) { return gap }
         guard !lines.isEmpty else { return notFound("no line of the workspace matches the request", closest: []) }
-        if let found = versionAnswer(question: question, lines: lines) { return found }
         // (Of every line found, not only those handed on: the agent before chose by the words of
-        // the question, and a table row names its column only in its header.)
+        // the question, and a table row names its column only in its header, a release's item
+        // its version only in its heading.)
         let found = (manifest.retrieved ?? []).map { SourcedLine(text: $0.text, source: "\($0.path):\($0.line)") }
+        if let version = versionAnswer(question: question, lines: lines + found) { return version }
         if let cell = cellAnswer(question: question, lines: lines + found) { return cell }
         if let counted = countedRows(question: question, lines: lines) { return counted }
         let value = analysis.value ?? .phrase
