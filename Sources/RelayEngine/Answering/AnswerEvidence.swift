@@ -87,7 +87,7 @@ struct AnswerEvidence {
     /// Words of a sentence that gives what replaced something ("I can offer you Friday 27
     /// November *instead*", "the meeting *moves to* Tuesday"): for such a question its value
     /// is the answer, not the one it replaced.
-    static let changeWords = ["instead", "moved to", "moves to", "move to", "moving to", "changed to", "changes to", "rescheduled",
+    static let changeWords = ["instead", "moved to", "moves to", "move to", "moving to", "moved it to", "moved them to", "put it back to", "changed to", "changes to", "rescheduled",
                               "postponed", "brought forward", "new date", "new time", "now on", "now at", "now in", "has moved", "is now", "are now"]
     /// Words of a question about a message itself ("When did Saskia write?"): only then does a
     /// mail header's date or name answer it — a header says when a message was sent, not when
@@ -381,6 +381,8 @@ struct AnswerEvidence {
 
     /// Every unit a number is given with, whatever the question asked.
     static let anyUnit: Set<String> = money.union(distance).union(duration).union(weight).union(size).union(["degrees", "percent", "mhz", "ghz", "kwh", "litres", "liters"])
+        // Engineering units of a job sheet or a spec: "68 Nm", "11.4 bar", "75 kW".
+        .union(["nm", "bar", "psi", "kpa", "kw", "hp", "bhp", "rpm", "ah", "mah", "volts", "watts", "amps", "mph", "kph"])
 
     /// Whether `word` after `number` names a currency: a known one, or any word after an
     /// amount with two decimals that is no unit ("1.50 dalers", "455.00 dalers"): people write

@@ -48,6 +48,14 @@ extension RelayRunner {
                 return Array(table.prefix(Self.mostEvidence))
             }
         case .summarise?:
+            // "What did the committee decide on the 12th?": a document the request names (the
+            // minutes of the 12th) before the person's notes of that day — unless the request is
+            // about the person's own days ("what did I do on the 12th?").
+            if analysis?.days != nil, !RequestRules.isPersonal(manifest.requestLead),
+               let document = evidence.document(namedBy: Support.topicTerms(of: manifest.requestLead).subtracting(RequestRules.summaryTerms)) {
+                let lines = evidence.summaryLines(of: document, limit: analysis?.count ?? Self.documentSummaryLines)
+                if !lines.isEmpty { return lines }
+            }
             if let days = analysis?.days {
                 let lines = evidence.noteLines(in: days)
                 if !lines.isEmpty { return Array(lines.prefix(Self.mostEvidence)) }
