@@ -16,7 +16,7 @@ import WorkspaceCore
 
     @Test func theLineThatHoldsTheAnswerRisesAboveTheTitleThatOnlyNamesTheSubject() {
         let found = [
-            Self.line("Research/k/summary.md", 1, "Kestrelmoor Robotics announces the Pellucid 3 warehouse robot"),
+            Self.line("Research/k/summary.md", 1, "Kestrelmoor Robotics announces Pellucid 3, its warehouse robot"),
             Self.line("Research/w/summary.md", 32, "After nine years as chief executive, Marguerite Solberg has told the board that she will retire."),
             Self.line("Research/k/summary.md", 4, "\"Robots must be quiet,\" said Damaris Oyelaran, chief executive of Kestrelmoor Robotics."),
         ]

@@ -395,11 +395,14 @@ struct AnswerEvidence {
         return decimals.count == 2 && decimals.allSatisfy(\.isNumber)
     }
 
-    /// Whether a name is written as no person's is, for "Who …?": after "the" ("the Ashdown
-    /// Cup", "the Voltmere 200", "the AGM": a thing, an event, a work), or with a word in
-    /// capitals ("Voltmere LFP", "AGM": a product's code, an acronym).
+    /// Whether a name is written as no person's is, for "Who …?": after "the" ("the Pemberton
+    /// Salver", "the Wherry 200", "the AGM": a thing, an event, a work), with a word in
+    /// capitals ("Wherry LX", "AGM": a product's code, an acronym), or a sentence's first word
+    /// ending like a verb ("Judging", "Booked").
     static func notAPerson(_ claim: Claim, offset: Int, in bytes: [UInt8]) -> Bool {
         guard claim.kind == .name else { return false }
+        // "Judging is by the panel", "Booked the hall": a sentence's first word of a verb's form.
+        if !claim.text.contains(" "), opensSentence(offset, in: bytes), ["ing", "ed"].contains(where: claim.text.lowercased().hasSuffix) { return true }
         let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(5), as: UTF8.self).lowercased()
         if before == " the " || (before.hasSuffix("the ") && offset == 4) { return true }
         return claim.text.split(separator: " ").contains { word in word.count >= 2 && word.allSatisfy { $0.isUppercase || $0.isNumber } && word.contains(where: \.isLetter) }

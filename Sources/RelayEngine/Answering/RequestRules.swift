@@ -174,7 +174,7 @@ enum RequestRules {
         ("how tall", .number), ("how heavy", .number), ("how wide", .number), ("how deep", .number), ("how high", .number),
         ("how large", .number), ("how fast", .number), ("how often", .number), ("how hot", .number), ("how cold", .number),
         ("what number", .number), ("what percentage", .number), ("temperature", .number),
-        // Measures named: "What torque …?", "What pressure should the tyres be?".
+        // Measures named: "What torque …?", "What pressure should the boiler be at?".
         ("torque", .number), ("pressure", .number), ("weight", .number), ("length", .number), ("height", .number), ("speed", .number),
         ("capacity", .number), ("distance", .number), ("mileage", .number), ("voltage", .number), ("width", .number), ("depth", .number),
         ("closing time", .time), ("opening time", .time), ("what time", .time), ("at what time", .time), ("which time", .time), ("how late", .time), ("how early", .time),
@@ -279,7 +279,7 @@ enum RequestRules {
             return RequestAnalysis(kind: .summarise, why: "“what \(words[1]) … about”: a summary of it")
         }
         // "What does the lease say?", "What's in the boiler emails?": what a thing says.
-        // ("What did Delia's job sheet say?", "What does my lease say?": whose it is.)
+        // ("What did Mallory's survey say?", "What does my lease say?": whose it is.)
         let determiners: Set<String> = ["the", "my", "our", "his", "her", "their", "this", "that", "your"]
         if first == "what", words.count >= 3, words.count <= 7, ["say", "says"].contains(words.last ?? ""),
            determiners.contains(words[1]) || words[1].hasSuffix("'s")
@@ -563,7 +563,7 @@ enum RequestRules {
         return terms.isEmpty ? nil : terms
     }
 
-    /// "grade 7", "Act 1", "hive 5", "flat 12": things the request names by a number after their
+    /// "grade 3", "Act 2", "pen 5", "flat 12": things the request names by a number after their
     /// noun. A line that names the same noun with another number only ("grade 6") is about
     /// another thing, and a workspace with no line for this one does not say. Not a number after
     /// a function word ("at 7", "in 3.2", "under 18") or a counted one ("top 3", "3 bullets"), and
@@ -576,7 +576,7 @@ enum RequestRules {
                   !numberedNounsNot.contains(noun), !DayWords.months.contains(noun),
                   number.count <= 3, number.allSatisfy(\.isNumber) else { return nil }
             // "takes 7 days", "paid 40 euros": a count or an amount of the word after it, not a
-            // numbered thing ("Act 1 lines" is one: a plural does not follow a count of one).
+            // numbered thing ("Act 1 songs" is one: a plural does not follow a count of one).
             if index + 2 < words.count, case let after = words[index + 2],
                AnswerEvidence.anyUnit.contains(after) || number != "1" && (isPlural(after) || countedItems.contains(after)) { return nil }
             return (noun, number)
@@ -588,7 +588,7 @@ enum RequestRules {
                                                 "least", "most", "last", "first", "next", "every", "each", "per", "times", "minus", "plus",
                                                 "aged", "age", "till", "until", "from", "between", "and", "or", "to"]
 
-    /// Whether `line` names `noun` with `number` ("Grade 7", "grade-7", "hive #5"), and whether
+    /// Whether `line` names `noun` with `number` ("Grade 3", "grade-3", "pen #5"), and whether
     /// it names it with another number only.
     static func numbering(of noun: String, _ number: String, in line: String) -> (this: Bool, other: Bool) {
         let pattern = "\\b" + NSRegularExpression.escapedPattern(for: noun) + "s?[ -]?#?(\\d+)\\b"

@@ -40,8 +40,8 @@ enum Support {
         }
     }
 
-    /// A line with what it is about in words: a knowledge line's link name ("[spring-concert](…):
-    /// 20:00 …" is about the spring concert) and the name of its file.
+    /// A line with what it is about in words: a knowledge line's link name ("[harvest-supper](…):
+    /// 19:00 …" is about the harvest supper) and the name of its file.
     static func withItsNames(_ text: String, path: String?) -> String {
         var words = [text]
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") { words.append(String(text[text.index(after: text.startIndex)..<close])) }

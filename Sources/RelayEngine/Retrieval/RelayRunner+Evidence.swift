@@ -255,8 +255,8 @@ extension RelayRunner {
         } else if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
         }
-        // "When is Tam's grade 7 exam?": a line about grade 6 alone is about another exam (with no
-        // line about grade 7 they stay, for the answer to say so: `unsupported`).
+        // "When is Tam's grade 3 exam?": a line about grade 2 alone is about another exam (with no
+        // line about grade 3 they stay, for the answer to say so: `unsupported`).
         for (noun, number) in RequestRules.numberedThings(manifest.requestLead)
         where ranked.contains(where: { RequestRules.numbering(of: noun, number, in: $0.text).this }) {
             ranked = ranked.filter { !RequestRules.numbering(of: noun, number, in: $0.text).other }

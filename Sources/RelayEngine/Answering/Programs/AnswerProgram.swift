@@ -115,7 +115,7 @@ extension RunExecutor {
         let gap = Support.gap(question: evidenceQuestion, lines: pool.isEmpty ? lines.map(\.text) : pool, ignoring: ignoredNames)
         // A name no line mentions says it best ("no line of the workspace mentions Zebedee Farrow").
         if let gap, gap.hasPrefix(Support.unmentionedName) { return notFound(gap, closest: lines) }
-        // "grade 7" where the lines found speak of grade 6 and of no grade 7: another thing.
+        // "grade 3" where the lines found speak of grade 2 and of no grade 3: another thing.
         let retrieved = manifest.retrieved ?? []
         for (noun, number) in RequestRules.numberedThings(evidenceQuestion)
         where !retrieved.contains(where: { RequestRules.numbering(of: noun, number, in: $0.text).this })
@@ -136,7 +136,7 @@ extension RunExecutor {
                             closest: lines)
         }
         // Everything the request asks beyond what it names is in no file: "Who insures the
-        // Kestrel?" where the notes speak of the Kestrel, and nowhere of insuring.
+        // Kittiwake?" where the notes speak of the Kittiwake, and nowhere of insuring.
         let named = Set(Claims.extract(from: evidenceQuestion, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
         let asked = topic.subtracting(named)
         if let unknown = manifest.analysis?.unknown.map(Set.init), !named.isEmpty, !asked.isEmpty, asked.isSubset(of: unknown) {

@@ -98,7 +98,7 @@ extension RunExecutor {
 
     /// Which of the items `names` the person's own notes (or context.md) say was chosen, and the
     /// line that says so — the newest note. An item is known by its name's first word that no
-    /// other item's name shares ("Saltmarsh Press, Porthwenna" by "Saltmarsh").
+    /// other item's name shares ("Fenwray Press, Colley" by "Fenwray").
     func chosenItem(among names: [String]) -> (Int, SourcedLine)? {
         let words = names.map { name in name.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init).filter { $0.first?.isUppercase == true } }
         let keys = words.enumerated().map { index, own in

@@ -19,7 +19,7 @@ extension RunExecutor {
             return "\(matching.count) — " + matching.prefix(3).map { "“\(Self.clip($0.text, 80))”" + ($0.source.map { " (\($0))" } ?? "") }.joined(separator: ", ")
         }
         if operation == .sum, RequestRules.operandParts(question).count < 2, let summed = sumOfColumn(question: question, lines: lines) { return summed }
-        // "What did the tyres cost altogether?" — "four new tyres, 96 escudos each".
+        // "What did the fence posts cost altogether?" — "five new posts, 12 florins each".
         if operation == .sum, RequestRules.operandParts(question).count < 2, let total = totalOfUnitPrice(lines: lines, among: 5) { return total }
         var amounts = Self.amounts(in: lines)
         // Money with money: "25 kg" is no operand of a price — and a question of what things
@@ -64,7 +64,7 @@ extension RunExecutor {
                 pair = [before, now]
             }
             // (A line that says both decides over one amount of each part: "the price goes up
-            // from 486 to 534" for "How much more is it than first quoted?".)
+            // from 900 to 960" for "How much more is it than first quoted?".)
             if pair.isEmpty, operands.count < 2 {
                 for amount in amounts where pair.count < 2 && !pair.contains(where: { $0.line == amount.line || $0.value == amount.value })
                     && (topic.isEmpty || Support.coverage(of: topic, in: lines[amount.line].text) > 0) {
@@ -99,7 +99,7 @@ extension RunExecutor {
     /// prices one of, times that price — as the line says what the whole came to. Nil when the
     /// line gives no price of one ("a sheet", "per sheet", "each") or no count of that thing.
     /// (`context`: the other lines found, whose amounts say which words are currencies: "96
-    /// escudos each" beside "8,000.00 escudos".)
+    /// florins each" beside "300.00 florins".)
     static func unitPriceTotal(in line: String, context: [SourcedLine] = []) -> (total: Double, count: String, price: Amount)? {
         let bytes = Array(line.utf8)
         let tokens = line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" }).map(String.init)
@@ -114,7 +114,7 @@ extension RunExecutor {
             // The count: a number right before a plural of that thing ("4 sheets"); for "each",
             // a number before any plural noun.
             for (index, token) in tokens.enumerated() where index + 1 < tokens.count {
-                // ("four new tyres": a count in words is a count.)
+                // ("five new posts": a count in words is a count.)
                 guard let count = Double(token) ?? RequestRules.countWords[token.lowercased()].map(Double.init), count > 1, count < 10_000,
                       token != price.number else { continue }
                 let next = tokens[index + 1].lowercased().trimmingCharacters(in: .punctuationCharacters)
@@ -122,7 +122,7 @@ extension RunExecutor {
                     if SearchTerms.terms(of: next).first == thing && next != rest[1] { return (count * price.value, token + " " + next, price) }
                     continue
                 }
-                // "four new Vantor 165/80 R14 tyres, 96 escudos each": the first plural within a few words.
+                // "five new oak 8x8 M12 posts, 12 florins each": the first plural within a few words.
                 let ahead = tokens[(index + 1)...].prefix(6).map { $0.trimmingCharacters(in: .punctuationCharacters) }
                 if let noun = ahead.first(where: { RequestRules.isPlural($0.lowercased()) }) {
                     return (count * price.value, ([token] + ahead.prefix { $0 != noun } + [noun]).joined(separator: " "), price)
@@ -193,8 +193,8 @@ extension RunExecutor {
         var offset = 0
         /// The total of amounts beside it ("27 kg in all", "Total: 44.16"), not one of them.
         var totalled = false
-        /// Whether its unit is a word the lines write as a currency (`currencyWords`): "534
-        /// escudos" beside "168.00 escudos".
+        /// Whether its unit is a word the lines write as a currency (`currencyWords`): "960
+        /// lira" beside "120.00 lira".
         var learntCurrency = false
 
         var isMoney: Bool { !prefix.isEmpty || learntCurrency || unit.map { AnswerEvidence.isCurrency($0, after: number) } == true }
@@ -321,7 +321,7 @@ extension RunExecutor {
         // "Until the spring concert": the lines about it first, and only those when there are any
         // (a certificate's expiry is a day to come too).
         let topic = Support.topicTerms(of: question)
-        // Most about it first, a line read with the name of its file ("spring-concert.html").
+        // Most about it first, a line read with the name of its file ("harvest-supper.html").
         func coverage(_ line: SourcedLine) -> Double {
             Support.coverage(of: topic, in: line.text + " " + (line.source ?? "").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "/", with: " "))
         }

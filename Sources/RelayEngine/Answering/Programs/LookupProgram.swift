@@ -93,7 +93,7 @@ extension RunExecutor {
     func versionAnswer(question: String, lines: [SourcedLine]) -> String? {
         guard RequestRules.asksVersion(RequestRules.words(of: question).joined(separator: " ")) else { return nil }
         let evidence = Evidence(workspace: workspace)
-        // The lines about what the release brought ("offline maps"), not the notes' opening
+        // The lines about what the release brought ("night theme"), not the notes' opening
         // that names the app.
         let topic = Support.topicTerms(of: question).subtracting(Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) }))
         for line in lines.filter({ Support.coverage(of: topic, in: $0.text) > 0 }).prefix(3) {

@@ -50,7 +50,7 @@ extension RunExecutor {
         if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), Self.laterThanToday(line.text, today: RelayRunner.today(manifest.localDate)) {
             verdict = "No"
         }
-        // "Have I got the hoist back yet?" — "he needs it until the end of the month": a state
+        // "Have I got the ladder back yet?" — "he needs it until the end of the month": a state
         // that lasts until a time says not yet.
         if verdict == "Yes", !words.isDisjoint(with: ["yet", "already"]), [" until ", " till ", " for another ", " for a few more "].contains(where: (" " + line.text.lowercased() + " ").contains) {
             verdict = "No"
@@ -150,7 +150,7 @@ extension RunExecutor {
         if Evidence.isOpenTask(line) { return false }
         let lowered = " " + line.lowercased().replacingOccurrences(of: "’", with: "'") + " "
         let spaced = lowered.map { $0.isLetter || $0 == "'" ? String($0) : " " }.joined()
-        // "The ford was too deep": "too" before a word says it could not be (not "came too,").
+        // "The lane was too muddy": "too" before a word says it could not be (not "came too,").
         if lowered.range(of: #" too (much |many |far |late |early |deep |high |low |small |big |short |long |busy |expensive |dear |tight |wet |cold |hot |full |heavy |[a-z]+ to )"#, options: .regularExpression) != nil { return false }
         return !negations.contains { spaced.contains($0) || lowered.contains($0) }
     }
