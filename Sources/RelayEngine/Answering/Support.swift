@@ -40,6 +40,11 @@ enum Support {
         }
     }
 
+    /// The search terms of the names `question` gives ("Tam", "Kittiwake").
+    static func nameTerms(of question: String, ignoring: Set<String>) -> Set<String> {
+        Set(Claims.extract(from: question, ignoring: ignoring).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+    }
+
     /// A line with what it is about in words: a knowledge line's link name ("[harvest-supper](…):
     /// 19:00 …" is about the harvest supper) and the name of its file.
     static func withItsNames(_ text: String, path: String?) -> String {

@@ -137,7 +137,7 @@ extension RunExecutor {
         }
         // Everything the request asks beyond what it names is in no file: "Who insures the
         // Kittiwake?" where the notes speak of the Kittiwake, and nowhere of insuring.
-        let named = Set(Claims.extract(from: evidenceQuestion, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+        let named = Support.nameTerms(of: evidenceQuestion, ignoring: ignoredNames)
         let asked = topic.subtracting(named)
         if let unknown = manifest.analysis?.unknown.map(Set.init), !named.isEmpty, !asked.isEmpty, asked.isSubset(of: unknown) {
             let written = RequestRules.words(of: evidenceQuestion).filter { !unknown.isDisjoint(with: SearchTerms.terms(of: $0)) }

@@ -323,7 +323,7 @@ extension RunExecutor {
         let topic = Support.topicTerms(of: question)
         // Most about it first, a line read with the name of its file ("harvest-supper.html").
         func coverage(_ line: SourcedLine) -> Double {
-            Support.coverage(of: topic, in: line.text + " " + (line.source ?? "").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "/", with: " "))
+            Support.coverage(of: topic, in: Support.withItsNames(line.text, path: line.source.map { String($0.prefix { $0 != ":" }) }))
         }
         let about = lines.enumerated().filter { Support.coverage(of: topic, in: $0.element.text) > 0 }
             .sorted { coverage($0.element) != coverage($1.element) ? coverage($0.element) > coverage($1.element) : $0.offset < $1.offset }.map(\.element)

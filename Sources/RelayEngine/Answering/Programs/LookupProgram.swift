@@ -95,7 +95,7 @@ extension RunExecutor {
         let evidence = Evidence(workspace: workspace)
         // The lines about what the release brought ("night theme"), not the notes' opening
         // that names the app.
-        let topic = Support.topicTerms(of: question).subtracting(Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) }))
+        let topic = Support.topicTerms(of: question).subtracting(Support.nameTerms(of: question, ignoring: ignoredNames))
         for line in lines.filter({ Support.coverage(of: topic, in: $0.text) > 0 }).prefix(3) {
             guard let source = line.source, let colon = source.lastIndex(of: ":"), let number = Int(source[source.index(after: colon)...]) else { continue }
             let path = String(source[..<colon])
@@ -171,7 +171,7 @@ extension RunExecutor {
         }
         if [.money, .number].contains(value) {
             // "How much does Ines get paid?": an amount from a line about Ines, not any amount.
-            let named = Set(Claims.extract(from: question, ignoring: ignoredNames).filter { $0.kind == .name }.flatMap { SearchTerms.terms(of: $0.text) })
+            let named = Support.nameTerms(of: question, ignoring: ignoredNames)
             // (Or from the document named for it: "brill-ferry.html" for "the Brill ferry".)
             func about(_ line: SourcedLine) -> Set<String> {
                 Set(SearchTerms.terms(of: line.text + " " + (line.source ?? "").replacingOccurrences(of: "-", with: " ").replacingOccurrences(of: "/", with: " ")))
