@@ -141,4 +141,36 @@ import Testing
         #expect(!answer.contains("Bexley Street"), "Bexley alone is not Bexley Tools: \(answer)")
         #expect(!answer.contains("summary.md") && !answer.contains("(context.md"), "the sheet's own rows, not their copies: \(answer)")
     }
+
+    // MARK: Summaries of a document (the seventh round)
+
+    @Test func aFormsOpeningFieldsGiveOneLineAndALetterheadInCapitalsIsATitle() throws {
+        let sheet = """
+            HOLLOWAY JOINERY - SASH WINDOW REPAIR WORK SHEET
+
+            Work sheet: WS-4471
+            Date: 3 March 2027
+            Customer: Ottilie Brandt, 9 Weir Row, Calder
+            Windows: four sashes, front bay
+            Joiner: Piet Holloway
+
+            1. Work done
+            Rotten bottom rails cut out and new oak spliced in.
+            Sash cords replaced on all four windows.
+
+            2. Charges
+            Labour: 310.00 crowns (10 hours).
+            Total: 395.00 crowns, paid on the day.
+
+            3. Guarantee
+            Five years on the splices, provided the paint is kept up.
+            """
+        let scratch = try Programs.workspace(files: ["Research/window-work-sheet.txt": sheet])
+        let summary = Evidence(workspace: scratch.workspace).summaryLines(of: "Research/window-work-sheet.txt", limit: 6).map(\.text)
+        #expect(!summary.contains { $0.hasPrefix("HOLLOWAY") }, "the letterhead is the document's title: \(summary)")
+        #expect(summary.filter { $0.hasPrefix("Work sheet:") || $0.hasPrefix("Customer:") || $0.hasPrefix("Windows:") || $0.hasPrefix("Joiner:") }.count == 1,
+                "one line says which sheet it is: \(summary)")
+        #expect(summary.contains("Sash cords replaced on all four windows."), "the findings get the room: \(summary)")
+        #expect(summary.contains { $0.hasPrefix("Five years") }, "\(summary)")
+    }
 }

@@ -312,6 +312,14 @@ struct Evidence {
             if partKey != key { parts.append([]); key = partKey }
             parts[parts.count - 1].append(RetrievedLine(path: path, line: index + 1, text: statement, score: Self.structural))
         }
+        // A form's opening fields ("Job sheet: JS-6158", "Date: …", "Customer: …") say which
+        // document it is: the first of them says so; the rest are no findings.
+        // (A "Date:" field reads as a mail header and splits them: every part of fields before
+        // the first finding counts.)
+        let opening = parts.prefix { $0.allSatisfy { Self.isField($0.text) } }.count
+        if opening > 0, opening < parts.count {
+            parts.replaceSubrange(0..<opening, with: [[parts[0][0]]])
+        }
         // A decision leads its part.
         parts = parts.map { lines in
             guard let decision = lines.firstIndex(where: { line in Self.decisionOpenings.contains { line.text.lowercased().hasPrefix($0) } }) else { return lines }
@@ -333,6 +341,14 @@ struct Evidence {
             depth += 1
         }
         return chosen.sorted { $0.line < $1.line }
+    }
+
+    /// Whether `line` is a form's field: a short label, a colon, a value that is no sentence
+    /// ("Customer: Cormac Averill, 4 Quarry Bank", "Date: 7 September 2028").
+    static func isField(_ line: String) -> Bool {
+        guard let colon = line.firstIndex(of: ":"), line.last.map({ !".!?".contains($0) }) ?? false else { return false }
+        let label = line[..<colon].split(separator: " ")
+        return (1...4).contains(label.count) && label.first?.first?.isUppercase == true && line[line.index(after: colon)...].count < 90
     }
 
     /// The headings of `path` that carry a date ("## 4.3 (12 October 2026)" of release notes,
@@ -390,9 +406,10 @@ struct Evidence {
         func candidate(_ line: String) -> Bool {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             let words = trimmed.split(separator: " ")
-            guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?".contains(last),
+            guard !words.isEmpty, words.count <= 10, let last = trimmed.last, !".:;,!?".contains(last),
                   trimmed.contains(where: \.isLetter) else { return false }
-            let numbered = trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
+            let numbered = words.count <= 6 && trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
+            // ("MARCHETTI MOTORS - ENGINE REBUILD JOB SHEET": a letterhead in capitals may be longer.)
             let capitals = trimmed.filter(\.isLetter).allSatisfy(\.isUppercase) && trimmed.filter(\.isLetter).count >= 4
             return numbered || capitals
         }
