@@ -233,7 +233,7 @@ model-stop:
 # EVAL_ARGS passes options to every set, e.g. EVAL_SETS=public EVAL_ARGS="--tasks brindle,q-run --keep".
 EVAL_MODELS ?= smollm2
 EVAL_ARGS ?=
-EVAL_SETS ?= public general-dev general-dev2 general-dev3 general-dev4 general-dev5 general-dev6 general-heldout general-heldout2 general-heldout3
+EVAL_SETS ?= public general-dev general-dev2 general-dev3 general-dev4 general-dev5 general-dev6 general-heldout general-heldout2 general-heldout3 general-heldout4
 EVAL_GENERAL_CONFIGS ?= relay,solo
 GEMMA_PORT ?= 8081
 
@@ -251,8 +251,8 @@ eval: deps
 	  for set in $(EVAL_SETS); do \
 	    case "$$set" in \
 	      public) dir=Tests/Eval; out=".build/eval/$$m"; configs="" ;; \
-	      general-dev|general-dev2|general-dev3|general-dev4|general-dev5|general-dev6|general-heldout|general-heldout2|general-heldout3) dir="Tests/Eval/$$set"; out=".build/eval/$$m-$$set"; configs="--configs $(EVAL_GENERAL_CONFIGS)" ;; \
-	      *) echo "EVAL_SETS: unknown task set '$$set' (public, general-dev, general-dev2, general-dev3, general-dev4, general-dev5, general-dev6, general-heldout, general-heldout2, general-heldout3)"; exit 2 ;; \
+	      general-dev|general-dev2|general-dev3|general-dev4|general-dev5|general-dev6|general-heldout|general-heldout2|general-heldout3|general-heldout4) dir="Tests/Eval/$$set"; out=".build/eval/$$m-$$set"; configs="--configs $(EVAL_GENERAL_CONFIGS)" ;; \
+	      *) echo "EVAL_SETS: unknown task set '$$set' (public, general-dev, general-dev2, general-dev3, general-dev4, general-dev5, general-dev6, general-heldout, general-heldout2, general-heldout3, general-heldout4)"; exit 2 ;; \
 	    esac; \
 	    echo; echo "▶ eval on $$m ($$url): task set $$set ($$dir)"; \
 	    env $${name:+RELAY_MODEL=$$name} "$$bin/relay-eval" --model "$$m" --url "$$url" --relay "$$bin/relay" \
