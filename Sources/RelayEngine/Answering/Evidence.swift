@@ -316,7 +316,7 @@ struct Evidence {
         // document it is: the first of them says so; the rest are no findings.
         // (A "Date:" field reads as a mail header and splits them: every part of fields before
         // the first finding counts.)
-        let opening = parts.prefix { $0.allSatisfy { Self.isField($0.text) } }.count
+        let opening = parts.prefix { $0.allSatisfy { DocumentShape.isField($0.text) } }.count
         if opening > 0, opening < parts.count {
             parts.replaceSubrange(0..<opening, with: [[parts[0][0]]])
         }
@@ -341,14 +341,6 @@ struct Evidence {
             depth += 1
         }
         return chosen.sorted { $0.line < $1.line }
-    }
-
-    /// Whether `line` is a form's field: a short label, a colon, a value that is no sentence
-    /// ("Customer: Cormac Averill, 4 Quarry Bank", "Date: 7 September 2028").
-    static func isField(_ line: String) -> Bool {
-        guard let colon = line.firstIndex(of: ":"), line.last.map({ !".!?".contains($0) }) ?? false else { return false }
-        let label = line[..<colon].split(separator: " ")
-        return (1...4).contains(label.count) && label.first?.first?.isUppercase == true && line[line.index(after: colon)...].count < 90
     }
 
     /// The headings of `path` that carry a date ("## 4.3 (12 October 2026)" of release notes,
