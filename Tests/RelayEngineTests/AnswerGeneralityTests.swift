@@ -173,4 +173,27 @@ import Testing
         #expect(summary.contains("Sash cords replaced on all four windows."), "the findings get the room: \(summary)")
         #expect(summary.contains { $0.hasPrefix("Five years") }, "\(summary)")
     }
+
+    // MARK: A list in a document (the seventh round)
+
+    @Test func aListIntroducedWithAColonIsAnsweredWithItsItemsNotTheLinesSharingTheWords() async throws {
+        let rules = """
+            # Wendle craft fair: rules for stallholders
+
+            The fair runs from 10:00 to 16:00 on the green. Stallholders arrive from 08:30 and every stall must be set up by 09:45.
+
+            Every stallholder must bring, and keep at the stall all day:
+
+            - a fire blanket;
+            - a float of change;
+            - their public liability insurance papers.
+
+            Stallholders who sell food also need a hygiene certificate, shown to the organisers on arrival.
+            """
+        let scratch = try Programs.workspace(notes: [Programs.day(1): "# Notes\n\n- Booked a stall at the craft fair for the pots.\n"],
+                                            files: ["Research/craft-fair-rules.md": rules])
+        let (answer, _) = try await Programs.ask("What are the things every stallholder must bring to the craft fair?", in: scratch)
+        for item in ["fire blanket", "float of change", "liability insurance"] { #expect(answer.contains(item), "\(answer)") }
+        #expect(!answer.contains("Booked a stall"), "a line that shares the words is no item: \(answer)")
+    }
 }

@@ -293,11 +293,14 @@ struct Evidence {
         var parts: [[RetrievedLine]] = []
         var key = ""
         var part = 0
+        // The parts before the first heading or title that follows a statement: a form's opening.
+        var opening: Int?
         for (index, raw) in all.enumerated() {
             let trimmed = raw.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty else { continue }
             let text = DocumentShape.unquoted(trimmed)
             let lowered = text.lowercased()
+            if opening == nil, !parts.isEmpty, trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all) { opening = parts.count }
             if trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all) || DocumentShape.emailHeader(text) != nil
                 || (lowered.hasPrefix("on ") && lowered.hasSuffix("wrote:")) || DocumentShape.replyOpenings.contains(where: lowered.contains) {
                 part += 1
@@ -316,8 +319,7 @@ struct Evidence {
         // document it is: the first of them says so; the rest are no findings.
         // (A "Date:" field reads as a mail header and splits them: every part of fields before
         // the first finding counts.)
-        let opening = parts.prefix { $0.allSatisfy { DocumentShape.isField($0.text) } }.count
-        if opening > 0, opening < parts.count {
+        if let opening, opening < parts.count, parts.prefix(opening).joined().allSatisfy({ DocumentShape.isField($0.text) }) {
             parts.replaceSubrange(0..<opening, with: [[parts[0][0]]])
         }
         // A decision leads its part.
@@ -506,22 +508,8 @@ struct Evidence {
     /// empty unless two items at least give one. The list runs up to a blank line or a heading.
     func pricedItems(around line: RetrievedLine) -> [RetrievedLine] {
         let all = lines(of: line.path)
-        var index = line.line - 1
-        guard all.indices.contains(index) else { return [] }
-        func isItem(_ text: String) -> Bool { text.trimmingCharacters(in: .whitespaces).range(of: #"^([-*+]|\d{1,3}[.)]) "#, options: .regularExpression) != nil }
-        var lead: RetrievedLine?
-        if !isItem(all[index]) {
-            lead = RetrievedLine(path: line.path, line: index + 1, text: RunExecutor.bare(all[index]), score: Self.structural,
-                                 heading: Self.heading(above: index, in: all))
-            // The introducing line: the list starts after it (past one blank line).
-            guard all[index].trimmingCharacters(in: .whitespaces).hasSuffix(":") else { return [] }
-            index += 1
-            if index < all.count, all[index].trimmingCharacters(in: .whitespaces).isEmpty { index += 1 }
-            guard index < all.count, isItem(all[index]) else { return [] }
-        }
-        var start = index, end = index
-        while start > 0, isItem(all[start - 1]) { start -= 1 }
-        while end + 1 < all.count, isItem(all[end + 1]) { end += 1 }
+        guard let run = listRun(around: line) else { return [] }
+        let (lead, start, end) = (run.lead, run.items.lowerBound, run.items.upperBound)
         let list = (start...end).map { RunExecutor.SourcedLine(text: all[$0], source: nil) }
         let currencies = RunExecutor.currencyWords(in: list)
         let priced = (start...end).filter { number in
@@ -535,6 +523,50 @@ struct Evidence {
                           heading: Self.heading(above: number, in: all))
         }
     }
+
+    /// The list `line` belongs to: the line that introduces it with a colon ("Every car must
+    /// carry:"; the items start after it, past one blank line) or one of its items ("- a
+    /// torch;"), with the run of items around it. Nil when `line` is neither.
+    func listRun(around line: RetrievedLine) -> (lead: RetrievedLine?, items: ClosedRange<Int>)? {
+        let all = lines(of: line.path)
+        var index = line.line - 1
+        guard all.indices.contains(index) else { return nil }
+        var lead: RetrievedLine?
+        if !Self.isItem(all[index]) {
+            // The introducing line: the list starts after it (past one blank line).
+            guard all[index].trimmingCharacters(in: .whitespaces).hasSuffix(":") else { return nil }
+            lead = RetrievedLine(path: line.path, line: index + 1, text: RunExecutor.bare(all[index]), score: Self.structural,
+                                 heading: Self.heading(above: index, in: all))
+            index += 1
+            if index < all.count, all[index].trimmingCharacters(in: .whitespaces).isEmpty { index += 1 }
+            guard index < all.count, Self.isItem(all[index]) else { return nil }
+        }
+        var start = index, end = index
+        while start > 0, Self.isItem(all[start - 1]) { start -= 1 }
+        while end + 1 < all.count, Self.isItem(all[end + 1]) { end += 1 }
+        return (lead, start...end)
+    }
+
+    /// The items of the list a request's best lines are a list of, when it is introduced by a
+    /// line ending in a colon ("Every car must carry, within the driver's reach:") — a list in a
+    /// document or a note, not a day's bullets. Empty when none of `lines` is such a list's.
+    func introducedItems(around lines: [RetrievedLine]) -> [RetrievedLine] {
+        for line in lines {
+            guard let run = listRun(around: line), run.items.count >= 2 else { continue }
+            let all = self.lines(of: line.path)
+            var above = run.items.lowerBound - 1
+            if above >= 0, all[above].trimmingCharacters(in: .whitespaces).isEmpty { above -= 1 }
+            guard run.lead != nil || (above >= 0 && all[above].trimmingCharacters(in: .whitespaces).hasSuffix(":") && !Self.isItem(all[above])) else { continue }
+            return run.items.map { number in
+                RetrievedLine(path: line.path, line: number + 1, text: RunExecutor.bare(all[number]), score: Self.structural,
+                              heading: Self.heading(above: number, in: all))
+            }
+        }
+        return []
+    }
+
+    /// Whether `text` is an item of a Markdown list: "- …", "* …", "+ …", "1. …", "2) …".
+    static func isItem(_ text: String) -> Bool { text.trimmingCharacters(in: .whitespaces).range(of: #"^([-*+]|\d{1,3}[.)]) "#, options: .regularExpression) != nil }
 
     // MARK: Two hops
 

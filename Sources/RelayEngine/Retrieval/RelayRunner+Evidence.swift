@@ -255,6 +255,13 @@ extension RelayRunner {
         } else if let analysis, let value = analysis.value, [.lookup, .yesNo].contains(analysis.kind) {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
         }
+        if analysis?.kind == .list, analysis?.tasks != true {
+            // "What do I have to carry in the car?": when one of the best lines introduces a list
+            // with a colon ("Every car must carry:"), or is one of its items, the list's items are
+            // the answer, not the lines that share the request's words.
+            let items = evidence.introducedItems(around: Array(ranked.prefix(3)))
+            if !items.isEmpty { ranked = items }
+        }
         // "When is Tam's grade 3 exam?": a line about grade 2 alone is about another exam (with no
         // line about grade 3 they stay, for the answer to say so: `unsupported`).
         for (noun, number) in RequestRules.numberedThings(manifest.requestLead)
