@@ -303,6 +303,29 @@ import WorkspaceCore
         for roofer in ["Tamsin Roofing", "Northgate", "Ashby & Daughters"] { #expect(short.contains(roofer), "every row of a short table: \(short)") }
     }
 
+    @Test func aSummaryOfMinutesReachesEveryItemAndLeavesTheAttendanceOut() async throws {
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+        var minutes = "# Weir Row residents' association\n\nPresent: Ada Quint, Bo Lindqvist, Cem Arslan, Dora Pell, Emil Varga, Fenna Holt.\n\n"
+        let items = [("Bins", "Bo counted 14 broken lids on 3 May, 6 of them on the north side, and 2 missing bins at number 40."),
+                     ("Parking", "Cem measured the bay at 5.2 metres on 4 May; 3 cars fit, 4 with care, and 1 van."),
+                     ("Garden", "Dora bought 12 bulbs for 18 crowns on 5 May, and 2 bags of compost for 9 crowns."),
+                     ("Lights", "Emil reported 7 lamps out on 16 May, 5 by the gate and 8 by number 31."),
+                     ("Fees", "Decided: the fee stays at 35 crowns a year.")]
+        for (index, item) in items.enumerated() {
+            minutes += "## \(index + 1). \(item.0)\n\n\(item.1) The council was told on 7 May 2027 at 10:15 by phone, ref 2210. Fenna will chase it on 14 May 2027.\n\n"
+        }
+        try scratch.write("Research/minutes.md", minutes)
+        let hash = try scratch.workspace.hash("Research/minutes.md").hex
+        let model = TestModel([.text(#"{"sentences": []}"#), .text("Minutes.")])
+        let engine = scratch.engine(model)
+        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/minutes.md", hash: hash))
+        let events = try await scratch.run(engine, manifest.id)
+        let summary = events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
+        #expect(summary.contains("35 crowns a year"), "the last item is reached: \(summary)")
+        #expect(summary.contains("7 lamps out"), "\(summary)")
+        #expect(!summary.contains("Present:"), "\(summary)")
+    }
+
     // MARK: Knowledge in context.md
 
     @Test func aKnowledgeLineAndAPersonsEditOfContextSavedDuringTheRunBothSurvive() async throws {

@@ -118,7 +118,15 @@ extension RunExecutor {
             let scored = Self.ranked(group, sentences: sentences, ignoring: ignoring)
             // Sentences without a single fact (a bare heading, "Summary") are offered only when
             // the part has nothing else.
-            var ranked = scored.filter { $0.score > 0 }.isEmpty ? scored.map(\.number) : scored.filter { $0.score > 0 }.map(\.number)
+            // A meeting's attendance ("Present: …") says who was there, not what was decided.
+            // A decision ("Decided: …", "Agreed: …") with a fact of its own is the news of its
+            // item, however few its figures: it counts as much as the richest sentence.
+            let richest = scored.map(\.score).max() ?? 0
+            func decides(_ number: Int) -> Bool { Evidence.decisionOpenings.contains(where: Self.bare(sentences[number]).lowercased().hasPrefix) }
+            let facts = scored.filter { $0.score > 0 && !Evidence.isAttendance(Self.bare(sentences[$0.number])) }.map { entry in
+                decides(entry.number) ? (number: entry.number, score: max(entry.score, richest)) : entry
+            }
+            var ranked = facts.isEmpty ? scored.map(\.number) : Self.spread(facts, sentences: sentences)
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
             let allowance = min(Double(groupCharacters), Double(groupCharacters) * Self.extractionShare * widening)
             // A short table's rows are its facts: every one goes first (a summary of a price list
@@ -219,6 +227,43 @@ extension RunExecutor {
             result.append((group[index], bestGain))
         }
         return result
+    }
+
+    /// Ranked sentences spread over the document's parts (the text under one heading or
+    /// title): a sentence's facts count less for each sentence of its part already taken
+    /// (halved, a third…), so a summary of minutes reaches the fifth item rather than the first
+    /// item's three sentences, while a part with nothing to say (a title) still waits.
+    static func spread(_ ranked: [(number: Int, score: Int)], sentences: [String]) -> [Int] {
+        var part = 0
+        var partOf: [Int: Int] = [:]
+        for (number, sentence) in sentences.enumerated() {
+            if isHeading(sentence) { part += 1 }
+            partOf[number] = part
+        }
+        var taken: [Int: Int] = [:]
+        var left = ranked
+        var result: [Int] = []
+        while !left.isEmpty {
+            func weight(_ entry: (number: Int, score: Int)) -> Double { Double(entry.score) / Double(1 + taken[partOf[entry.number] ?? 0, default: 0]) }
+            var best = 0
+            for index in left.indices.dropFirst() where weight(left[index]) > weight(left[best]) { best = index }
+            let entry = left.remove(at: best)
+            taken[partOf[entry.number] ?? 0, default: 0] += 1
+            result.append(entry.number)
+        }
+        return result
+    }
+
+    /// Whether a sentence is a heading that opens a part: a Markdown heading, or a short line
+    /// without a sentence's end that is numbered ("2. Entries") or in capitals ("ADVISORIES").
+    static func isHeading(_ sentence: String) -> Bool {
+        let trimmed = sentence.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("#") { return true }
+        let words = trimmed.split(separator: " ")
+        guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?".contains(last) else { return false }
+        let letters = trimmed.filter(\.isLetter)
+        return trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
+            || (letters.count >= 4 && letters.allSatisfy(\.isUppercase))
     }
 
     /// Consecutive sentence numbers (0-based) in groups that fit `tokens`.
