@@ -326,6 +326,31 @@ import WorkspaceCore
         #expect(!summary.contains("Present:"), "\(summary)")
     }
 
+    @Test func aVersionsHeadingAndItsFirstChangeAreOneBulletAndALettersDateIsNoTitle() async throws {
+        let notes = """
+            # Loomwork release notes
+
+            Loomwork plans a weaving project from the yarn to the finished cloth.
+
+            ## 3.1 (4 May 2027)
+
+            - A draft can be shared as a link that opens without an account.
+            - Colour cards print on A5.
+
+            ## 3.0 (2 March 2027)
+
+            - Loomwork Plus costs 30 marks a year and keeps every draft in the cloud.
+            - The treadling view shows 16 shafts.
+            """
+        let sentences = Sentences.split(DocumentShape.prepared(notes))
+        let joined = RunExecutor.datedHeadingsJoined(sentences, headings: RunExecutor.headings(of: DocumentShape.prepared(notes)))
+        #expect(joined.contains("3.1 (4 May 2027) — A draft can be shared as a link that opens without an account."), "\(joined)")
+        #expect(!joined.contains("3.1 (4 May 2027)"), "no heading alone: \(joined)")
+        #expect(!joined.contains { $0.hasPrefix("Loomwork release notes —") }, "a heading without a date stays a signpost: \(joined)")
+        let letter = ["Weir Row Residents", "", "12 November 2026", "", "Dear councillors,", "", "The lamps on Weir Row have been out since 3 October."]
+        #expect(!Evidence.isTitle(at: 2, in: letter), "a letter's date is no numbered title")
+    }
+
     // MARK: Knowledge in context.md
 
     @Test func aKnowledgeLineAndAPersonsEditOfContextSavedDuringTheRunBothSurvive() async throws {

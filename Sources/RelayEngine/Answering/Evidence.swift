@@ -402,7 +402,9 @@ struct Evidence {
             let words = trimmed.split(separator: " ")
             guard !words.isEmpty, words.count <= 10, let last = trimmed.last, !".:;,!?".contains(last),
                   trimmed.contains(where: \.isLetter) else { return false }
+            // (A letter's date, "12 November 2026", is no numbered title.)
             let numbered = words.count <= 6 && trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
+                && Claims.extract(from: trimmed).first?.kind != .date
             // ("MARCHETTI MOTORS - ENGINE REBUILD JOB SHEET": a letterhead in capitals may be longer.)
             let capitals = trimmed.filter(\.isLetter).allSatisfy(\.isUppercase) && trimmed.filter(\.isLetter).count >= 4
             return numbered || capitals

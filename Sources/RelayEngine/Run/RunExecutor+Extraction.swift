@@ -95,7 +95,8 @@ extension RunExecutor {
     private func extractSentences(_ step: Int, agent: AgentDefinition, budget: Int, restored: Bool, tally: inout Tally, cuts: inout [String]) async throws -> String {
         let original = manifest.document ?? manifest.request
         let document = DocumentShape.prepared(original)
-        let sentences = Sentences.split(document)
+        let headings = Self.headings(of: document)
+        let sentences = Self.datedHeadingsJoined(Sentences.split(document), headings: headings)
         let rows = Set(Sentences.split(DocumentShape.tableRows(of: manifest.document ?? manifest.request).joined(separator: "\n")))
         // A summary's share is of the source as a reader sees it, never more. A table's text
         // (pipes, rules, padded cells) is longer than what it says, and its rows are written out
@@ -126,7 +127,7 @@ extension RunExecutor {
             let facts = scored.filter { $0.score > 0 && !Evidence.isAttendance(Self.bare(sentences[$0.number])) }.map { entry in
                 decides(entry.number) ? (number: entry.number, score: max(entry.score, richest)) : entry
             }
-            var ranked = facts.isEmpty ? scored.map(\.number) : Self.spread(facts, sentences: sentences)
+            var ranked = facts.isEmpty ? scored.map(\.number) : Self.spread(facts, sentences: sentences, headings: headings)
             let groupCharacters = group.reduce(0) { $0 + sentences[$1].count }
             let allowance = min(Double(groupCharacters), Double(groupCharacters) * Self.extractionShare * widening)
             // A short table's rows are its facts: every one goes first (a summary of a price list
@@ -233,11 +234,11 @@ extension RunExecutor {
     /// title): a sentence's facts count less for each sentence of its part already taken
     /// (halved, a third…), so a summary of minutes reaches the fifth item rather than the first
     /// item's three sentences, while a part with nothing to say (a title) still waits.
-    static func spread(_ ranked: [(number: Int, score: Int)], sentences: [String]) -> [Int] {
+    static func spread(_ ranked: [(number: Int, score: Int)], sentences: [String], headings: Set<String>) -> [Int] {
         var part = 0
         var partOf: [Int: Int] = [:]
         for (number, sentence) in sentences.enumerated() {
-            if isHeading(sentence) { part += 1 }
+            if headings.contains(sentence) { part += 1 }
             partOf[number] = part
         }
         var taken: [Int: Int] = [:]
@@ -254,16 +255,31 @@ extension RunExecutor {
         return result
     }
 
-    /// Whether a sentence is a heading that opens a part: a Markdown heading, or a short line
-    /// without a sentence's end that is numbered ("2. Entries") or in capitals ("ADVISORIES").
-    static func isHeading(_ sentence: String) -> Bool {
-        let trimmed = sentence.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.hasPrefix("#") { return true }
-        let words = trimmed.split(separator: " ")
-        guard !words.isEmpty, words.count <= 6, let last = trimmed.last, !".:;,!?".contains(last) else { return false }
-        let letters = trimmed.filter(\.isLetter)
-        return trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
-            || (letters.count >= 4 && letters.allSatisfy(\.isUppercase))
+    /// A heading with a date ("## 5.2 (9 August 2027)" of release notes, "## Tuesday 3 March"
+    /// of a diary) joined to the first sentence under it: a version's first change, a day's
+    /// first event, says when in the same bullet.
+    static func datedHeadingsJoined(_ sentences: [String], headings: Set<String>) -> [String] {
+        var result: [String] = []
+        var index = 0
+        while index < sentences.count {
+            let sentence = sentences[index]
+            if headings.contains(sentence), index + 1 < sentences.count, !headings.contains(sentences[index + 1]),
+               Claims.extract(from: bare(sentence)).contains(where: { $0.kind == .date }) {
+                result.append(bare(sentence) + " — " + bare(sentences[index + 1]))
+                index += 2
+                continue
+            }
+            result.append(sentence)
+            index += 1
+        }
+        return result
+    }
+
+    /// The headings of a prepared document as its sentences read them (without their marks):
+    /// Markdown headings and a plain-text document's titles ("2. Entries", "ADVISORIES").
+    static func headings(of document: String) -> Set<String> {
+        let lines = document.components(separatedBy: "\n")
+        return Set(lines.indices.filter { lines[$0].hasPrefix("#") || Evidence.isTitle(at: $0, in: lines) }.map { bare(lines[$0]) })
     }
 
     /// Consecutive sentence numbers (0-based) in groups that fit `tokens`.
