@@ -196,4 +196,13 @@ import Testing
         for item in ["fire blanket", "float of change", "liability insurance"] { #expect(answer.contains(item), "\(answer)") }
         #expect(!answer.contains("Booked a stall"), "a line that shares the words is no item: \(answer)")
     }
+
+    @Test func aWeekdayIsNoPersonSoWhoGivesTheTalkIsTheSpeakerNotTheSundays() async throws {
+        let scratch = try Programs.workspace(files: [
+            "Research/rowing-club-handbook.md": "# Handbook\n\nFrom May to August there are open Sundays at the boathouse and the summer members' evenings.\n",
+            "Research/rowing-club-minutes.md": "# Minutes\n\nThursday 9 September 2027 at 19:00 in the boathouse: Dr Odile Farrant will talk on rigging for juniors.\n",
+        ])
+        let (answer, _) = try await Programs.ask("Who's giving the talk at the members' evening in September?", in: scratch)
+        #expect(answer.hasPrefix("Odile Farrant"), "\(answer)")
+    }
 }
