@@ -278,33 +278,34 @@ import WorkspaceCore
         #expect(context.contains("- [bridge](Research/bridge/summary.md): The Brindle bridge opened on 3 May 2026. · Oksana Pell led the build."))
     }
 
+    /// The sentences the engine keeps of `document` dropped in Research/, when the model chooses
+    /// none: its own ranking within the share.
+    static func extractedSummary(of document: String) async throws -> String {
+        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
+        try scratch.write("Research/doc.md", document)
+        let hash = try scratch.workspace.hash("Research/doc.md").hex
+        let model = TestModel([.text(#"{"sentences": []}"#), .text("A document.")])
+        let engine = scratch.engine(model)
+        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/doc.md", hash: hash))
+        let events = try await scratch.run(engine, manifest.id)
+        return events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
+    }
+
     @Test func aLongTableDoesNotCrowdTheTotalsOutOfItsSummaryButAShortTableKeepsEveryRow() async throws {
-        func summary(of document: String) async throws -> String {
-            let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
-            try scratch.write("Research/doc.md", document)
-            let hash = try scratch.workspace.hash("Research/doc.md").hex
-            // The model chooses nothing: what is kept is the engine's ranking within the share.
-            let model = TestModel([.text(#"{"sentences": []}"#), .text("A document.")])
-            let engine = scratch.engine(model)
-            let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/doc.md", hash: hash))
-            let events = try await scratch.run(engine, manifest.id)
-            return events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
-        }
         var statement = "# Kestrel Bank statement, March\n\n| Date | Description | Paid out | Balance |\n|---|---|---|---|\n"
         for day in 1...16 { statement += "| \(String(format: "%02d", day)) Mar | Card payment to shop number \(day) | \(day * 7).50 | \(3000 - day * 40).00 |\n" }
         statement += "\nClosing balance on 31 March: 2,360.00 crowns. Your overdraft limit is 500 crowns.\n"
-        let long = try await summary(of: statement)
+        let long = try await Self.extractedSummary(of: statement)
         #expect(long.contains("Closing balance on 31 March: 2,360.00 crowns."), "the totals are kept: \(long)")
         #expect(long.contains("overdraft limit is 500 crowns"), "\(long)")
         let quotes = "# Roof quotes\n\nThree roofers came to look at the roof of the barn in the first week of June, after the storm took half of the tiles off the north side. "
             + "Each of them climbed up, measured the slope and the gutters, and sent a written quote within a few days. All three can start before the end of the summer, "
             + "and all three include taking the old tiles away and a ten-year guarantee on the work.\n\n| Roofer | Price |\n|---|---|\n| Tamsin Roofing | 3,400 crowns |\n| Northgate | 2,950 crowns |\n| Ashby & Daughters | 3,120 crowns |\n"
-        let short = try await summary(of: quotes)
+        let short = try await Self.extractedSummary(of: quotes)
         for roofer in ["Tamsin Roofing", "Northgate", "Ashby & Daughters"] { #expect(short.contains(roofer), "every row of a short table: \(short)") }
     }
 
     @Test func aSummaryOfMinutesReachesEveryItemAndLeavesTheAttendanceOut() async throws {
-        let scratch = try ScratchWorkspace.forRelays(roster: Self.summarising, relayJSON: Self.summarisingRelays)
         var minutes = "# Weir Row residents' association\n\nPresent: Ada Quint, Bo Lindqvist, Cem Arslan, Dora Pell, Emil Varga, Fenna Holt.\n\n"
         let items = [("Bins", "Bo counted 14 broken lids on 3 May, 6 of them on the north side, and 2 missing bins at number 40."),
                      ("Parking", "Cem measured the bay at 5.2 metres on 4 May; 3 cars fit, 4 with care, and 1 van."),
@@ -314,13 +315,7 @@ import WorkspaceCore
         for (index, item) in items.enumerated() {
             minutes += "## \(index + 1). \(item.0)\n\n\(item.1) The council was told on 7 May 2027 at 10:15 by phone, ref 2210. Fenna will chase it on 14 May 2027.\n\n"
         }
-        try scratch.write("Research/minutes.md", minutes)
-        let hash = try scratch.workspace.hash("Research/minutes.md").hex
-        let model = TestModel([.text(#"{"sentences": []}"#), .text("Minutes.")])
-        let engine = scratch.engine(model)
-        let manifest = try #require(try engine.prepare(trigger: "research", path: "Research/minutes.md", hash: hash))
-        let events = try await scratch.run(engine, manifest.id)
-        let summary = events.compactMap { if case .agentFinished(let m) = $0, m.agent.id == "researcher" { return m.text } else { return nil } }.first ?? ""
+        let summary = try await Self.extractedSummary(of: minutes)
         #expect(summary.contains("35 crowns a year"), "the last item is reached: \(summary)")
         #expect(summary.contains("7 lamps out"), "\(summary)")
         #expect(!summary.contains("Present:"), "\(summary)")
