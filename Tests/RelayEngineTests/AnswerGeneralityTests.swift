@@ -205,4 +205,13 @@ import Testing
         let (answer, _) = try await Programs.ask("Who's giving the talk at the members' evening in September?", in: scratch)
         #expect(answer.hasPrefix("Odile Farrant"), "\(answer)")
     }
+
+    @Test func aFollowUpWhoseWordIsInNoFileIsAnsweredFromTheLineAboutThePersonThePreviousAnswerNamed() async throws {
+        let scratch = try Programs.workspace(notes: [Programs.day(3): "# Notes\n\n- Marit (my cousin) turns 41 on 19 January. She'd like a kite.\n"])
+        let engine = scratch.engine(Programs.model())
+        _ = try await scratch.run(engine, try engine.prepare(ask: "What is my cousin's name?", conversation: "cousin").id)
+        let events = try await scratch.run(engine, try engine.prepare(ask: "When is her birthday?", conversation: "cousin").id)
+        let answer = GroundedRelayTests.finals(events).last ?? ""
+        #expect(answer.hasPrefix("19 January"), "\(answer)")
+    }
 }
