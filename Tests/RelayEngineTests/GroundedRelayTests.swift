@@ -342,7 +342,7 @@ import WorkspaceCore
         #expect(joined.contains("3.1 (4 May 2027) — A draft can be shared as a link that opens without an account."), "\(joined)")
         #expect(!joined.contains("3.1 (4 May 2027)"), "no heading alone: \(joined)")
         #expect(!joined.contains { $0.hasPrefix("Loomwork release notes —") }, "a heading without a date stays a signpost: \(joined)")
-        let letter = ["Weir Row Residents", "", "12 November 2026", "", "Dear councillors,", "", "The lamps on Weir Row have been out since 3 October."]
+        let letter = ["Weir Row Residents", "", "7 July 2031", "", "Dear councillors,", "", "The lamps on Weir Row have been out since 3 June."]
         #expect(!Evidence.isTitle(at: 2, in: letter), "a letter's date is no numbered title")
     }
 

@@ -405,7 +405,7 @@ struct AnswerEvidence {
         if !claim.text.contains(" "), opensSentence(offset, in: bytes), ["ing", "ed"].contains(where: claim.text.lowercased().hasSuffix) { return true }
         let before = String(decoding: bytes[..<min(offset, bytes.count)].suffix(5), as: UTF8.self).lowercased()
         if before == " the " || (before.hasSuffix("the ") && offset == 4) { return true }
-        // "open Sundays", "on Friday": the names of the days are no one's. (Not the months':
+        // "open Fridays", "on Tuesday": the names of the days are no one's. (Not the months':
         // April, May and June are people's too.)
         let lowered = claim.text.lowercased()
         if DayWords.weekdays.contains(lowered) || DayWords.weekdays.contains(String(lowered.dropLast())) { return true }

@@ -300,8 +300,9 @@ struct Evidence {
             guard !trimmed.isEmpty else { continue }
             let text = DocumentShape.unquoted(trimmed)
             let lowered = text.lowercased()
-            if opening == nil, !parts.isEmpty, trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all) { opening = parts.count }
-            if trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all) || DocumentShape.emailHeader(text) != nil
+            let heading = trimmed.hasPrefix("#") || Self.isTitle(at: index, in: all)
+            if opening == nil, !parts.isEmpty, heading { opening = parts.count }
+            if heading || DocumentShape.emailHeader(text) != nil
                 || (lowered.hasPrefix("on ") && lowered.hasSuffix("wrote:")) || DocumentShape.replyOpenings.contains(where: lowered.contains) {
                 part += 1
                 continue
@@ -315,7 +316,7 @@ struct Evidence {
             if partKey != key { parts.append([]); key = partKey }
             parts[parts.count - 1].append(RetrievedLine(path: path, line: index + 1, text: statement, score: Self.structural))
         }
-        // A form's opening fields ("Job sheet: JS-6158", "Date: …", "Customer: …") say which
+        // A form's opening fields ("Work order: WO-4471", "Date: …", "Client: …") say which
         // document it is: the first of them says so; the rest are no findings.
         // (A "Date:" field reads as a mail header and splits them: every part of fields before
         // the first finding counts.)
@@ -402,10 +403,10 @@ struct Evidence {
             let words = trimmed.split(separator: " ")
             guard !words.isEmpty, words.count <= 10, let last = trimmed.last, !".:;,!?".contains(last),
                   trimmed.contains(where: \.isLetter) else { return false }
-            // (A letter's date, "12 November 2026", is no numbered title.)
+            // (A letter's date, "7 July 2031", is no numbered title.)
             let numbered = words.count <= 6 && trimmed.range(of: #"^\d{1,2}(\.\d{1,2})*\.? +[A-Z]"#, options: .regularExpression) != nil
                 && Claims.extract(from: trimmed).first?.kind != .date
-            // ("MARCHETTI MOTORS - ENGINE REBUILD JOB SHEET": a letterhead in capitals may be longer.)
+            // ("TAMSWORTH JOINERY - SASH WINDOW REPAIR WORK ORDER": a letterhead in capitals may be longer.)
             let capitals = trimmed.filter(\.isLetter).allSatisfy(\.isUppercase) && trimmed.filter(\.isLetter).count >= 4
             return numbered || capitals
         }
@@ -526,9 +527,9 @@ struct Evidence {
         }
     }
 
-    /// The list `line` belongs to: the line that introduces it with a colon ("Every car must
-    /// carry:"; the items start after it, past one blank line) or one of its items ("- a
-    /// torch;"), with the run of items around it. Nil when `line` is neither.
+    /// The list `line` belongs to: the line that introduces it with a colon ("Every stallholder
+    /// must bring:"; the items start after it, past one blank line) or one of its items ("- a
+    /// float of change;"), with the run of items around it. Nil when `line` is neither.
     func listRun(around line: RetrievedLine) -> (lead: RetrievedLine?, items: ClosedRange<Int>)? {
         let all = lines(of: line.path)
         var index = line.line - 1
@@ -550,7 +551,7 @@ struct Evidence {
     }
 
     /// The items of the list a request's best lines are a list of, when it is introduced by a
-    /// line ending in a colon ("Every car must carry, within the driver's reach:") — a list in a
+    /// line ending in a colon ("Every stallholder must bring, and keep at the stall:") — a list in a
     /// document or a note, not a day's bullets. Empty when none of `lines` is such a list's.
     func introducedItems(around lines: [RetrievedLine]) -> [RetrievedLine] {
         for line in lines {

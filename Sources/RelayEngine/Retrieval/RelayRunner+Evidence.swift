@@ -256,8 +256,8 @@ extension RelayRunner {
             ranked = secondHop(ranked, value: value, question: query, ignoring: ignoring, excluded: excluded, evidence: evidence)
         }
         if analysis?.kind == .list, analysis?.tasks != true {
-            // "What do I have to carry in the car?": when one of the best lines introduces a list
-            // with a colon ("Every car must carry:"), or is one of its items, the list's items are
+            // "What must every stallholder bring?": when one of the best lines introduces a list
+            // with a colon ("Every stallholder must bring:"), or is one of its items, the list's items are
             // the answer, not the lines that share the request's words.
             let items = evidence.introducedItems(around: Array(ranked.prefix(3)))
             if !items.isEmpty { ranked = items }

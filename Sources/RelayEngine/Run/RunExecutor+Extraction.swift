@@ -255,7 +255,7 @@ extension RunExecutor {
         return result
     }
 
-    /// A heading with a date ("## 5.2 (9 August 2027)" of release notes, "## Tuesday 3 March"
+    /// A heading with a date ("## 2.8 (4 May 2031)" of release notes, "## Tuesday 7 July"
     /// of a diary) joined to the first sentence under it: a version's first change, a day's
     /// first event, says when in the same bullet.
     static func datedHeadingsJoined(_ sentences: [String], headings: Set<String>) -> [String] {
@@ -276,7 +276,7 @@ extension RunExecutor {
     }
 
     /// The headings of a prepared document as its sentences read them (without their marks):
-    /// Markdown headings and a plain-text document's titles ("2. Entries", "ADVISORIES").
+    /// Markdown headings and a plain-text document's titles ("2. Parking", "ROOF DEFECTS").
     static func headings(of document: String) -> Set<String> {
         let lines = document.components(separatedBy: "\n")
         return Set(lines.indices.filter { lines[$0].hasPrefix("#") || Evidence.isTitle(at: $0, in: lines) }.map { bare(lines[$0]) })

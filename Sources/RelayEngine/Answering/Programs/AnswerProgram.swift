@@ -137,8 +137,8 @@ extension RunExecutor {
         }
         // Everything the request asks beyond what it names is in no file: "Who insures the
         // Kittiwake?" where the notes speak of the Kittiwake, and nowhere of insuring. (The names
-        // the request itself gives: "When is her birthday?" after an answer naming Liesel names
-        // no one, and her line "Liesel turns 34 on 8 December" answers it.)
+        // the request itself gives: "When's her anniversary?" after an answer naming Perrin names
+        // no one, and her line "Perrin married Jon on 7 July 2031" answers it.)
         let named = Support.nameTerms(of: manifest.requestLead, ignoring: ignoredNames)
         let asked = topic.subtracting(named)
         if let unknown = manifest.analysis?.unknown.map(Set.init), !named.isEmpty, !asked.isEmpty, asked.isSubset(of: unknown) {
